@@ -1,0 +1,537 @@
+/**
+ * A fake model server for end-to-end tests: one HTTP server on 127.0.0.1 that speaks just enough
+ * of three wire protocols for the real CLIs and for Ollama clients to finish cleanly.
+ *
+ * - codex (`@openai/codex` 0.169): `POST /v1/responses`, answered as a Responses API SSE stream.
+ * - gemini (`@google/gemini-cli` 0.61): `POST /v1beta/models/<m>:streamGenerateContent?alt=sse`
+ *   (SSE of GenerateContentResponse JSON), plus `:generateContent`, `:countTokens` and model listing.
+ * - Ollama: `POST /api/chat` (non-streaming JSON, NDJSON when `stream` is not false), `GET /api/tags`.
+ *
+ * Every request is recorded in `requests` (model requests with the prompt they carried). Anything
+ * else is answered with a 404 JSON error and recorded as `other`, so an unexpected call shows up.
+ *
+ * `codexEnv` / `geminiEnv` make a throwaway config home that points the CLI at a server and return
+ * the environment variables to add for the child. Their folders are removed when the server they
+ * were made for closes, by `removeTempHomes()`, or at the latest when this process exits.
+ */
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+
+export type RecordedProtocol = 'codex' | 'gemini' | 'ollama-chat' | 'ollama-tags' | 'other';
+
+export interface RecordedRequest {
+  protocol: RecordedProtocol;
+  method: string;
+  /** Path with query string, as the client sent it. */
+  path: string;
+  /**
+   * The prompt a model request carried; `null` for requests that carry none (tags, listings…).
+   * - codex: the text of the LAST `input[]` item with `role: "user"` (its `content[].text`
+   *   joined). Codex puts its own user items (`<environment_context>`, AGENTS.md instructions)
+   *   BEFORE the prompt, so the last one is the prompt, whole. All user texts are in `userTexts`.
+   * - gemini: the text of the last part of the last `contents` entry.
+   * - ollama: `messages[last].content`.
+   */
+  prompt: string | null;
+  /** codex only: the text of every `role: "user"` item of `input[]`, in order. Else `[]`. */
+  userTexts: string[];
+  /** Parsed JSON body; the raw text when it is not JSON; `null` when empty. */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface FakeModelServerOptions {
+  /** The answer every model request gets. @default 'FAKE_ANSWER' */
+  answer?: string;
+  /** Milliseconds to wait before answering each model request (tags and listings are not delayed). @default 0 */
+  delayMs?: number;
+}
+
+export interface FakeModelServer {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  url: string;
+  port: number;
+  requests: RecordedRequest[];
+  /** Model requests only (codex, gemini streaming/non-streaming content calls, ollama-chat). */
+  modelRequests(): RecordedRequest[];
+  setAnswer(text: string): void;
+  setDelay(ms: number): void;
+  /** Stops listening, cuts open connections, removes the temp homes made for this server. */
+  close(): Promise<void>;
+}
+
+/** What codexEnv/geminiEnv need: a live FakeModelServer, or just `{ url }` (e.g. a dead port). */
+export interface ServerTarget {
+  url: string;
+}
+
+export const DEFAULT_ANSWER = 'FAKE_ANSWER';
+/** Model names the fake claims to serve. */
+export const FAKE_CODEX_MODEL = 'fake-codex-model';
+export const FAKE_OLLAMA_MODEL = 'fake-model:latest';
+
+// ---------------------------------------------------------------------------------------------
+// temp homes
+
+const homesByTarget = new WeakMap<object, Set<string>>();
+const allHomes = new Set<string>();
+let exitHookInstalled = false;
+
+async function makeTempHome(target: object, prefix: string): Promise<string> {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const dir of allHomes) rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  allHomes.add(dir);
+  let mine = homesByTarget.get(target);
+  if (!mine) {
+    mine = new Set();
+    homesByTarget.set(target, mine);
+  }
+  mine.add(dir);
+  return dir;
+}
+
+async function removeHomesOf(target: object): Promise<void> {
+  const mine = homesByTarget.get(target);
+  if (!mine) return;
+  for (const dir of mine) {
+    allHomes.delete(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
+  mine.clear();
+}
+
+/** Removes every temp home made by codexEnv/geminiEnv in this process and not yet removed. */
+export async function removeTempHomes(): Promise<void> {
+  for (const dir of [...allHomes]) {
+    allHomes.delete(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A fresh CODEX_HOME whose config.toml sends codex to `target` (`<url>/v1/responses`).
+ * Returns the env vars to ADD to the child's environment: `CODEX_HOME` and `TMPDIR`.
+ *
+ * The folder is `<tmp>/fake-codex-XXXX/{home,tmp}`: CODEX_HOME is `home`, and the child's TMPDIR
+ * is the sibling `tmp`. A release codex refuses to make its helper-binary aliases under a
+ * CODEX_HOME inside the temp dir and warns about it on stderr; this layout keeps stderr quiet and
+ * keeps whatever codex puts in its temp dir inside the folder that gets removed.
+ * No `model` is set, so codex uses its built-in default (a model it has metadata for; a
+ * `-m <unknown>` works too but adds a "Model metadata … not found" warning to stderr).
+ * Retries are turned down (1 request retry, 0 stream retries) so a dead server fails fast.
+ */
+export async function codexEnv(target: ServerTarget): Promise<Record<string, string>> {
+  const root = await makeTempHome(target, 'fake-codex-');
+  const home = join(root, 'home');
+  const tmp = join(root, 'tmp');
+  await mkdir(home);
+  await mkdir(tmp);
+  const config = [
+    'model_provider = "fake"',
+    'check_for_update_on_startup = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[feedback]',
+    'enabled = false',
+    '',
+    '[model_providers.fake]',
+    'name = "fake"',
+    `base_url = "${target.url}/v1"`,
+    'wire_api = "responses"',
+    'request_max_retries = 1',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+  await writeFile(join(home, 'config.toml'), config);
+  return { CODEX_HOME: home, TMPDIR: tmp };
+}
+
+/**
+ * A fresh HOME with `.gemini/settings.json` (API-key auth, no telemetry, no update checks) that
+ * sends gemini to `target`. Returns the env vars to ADD to the child's environment.
+ */
+export async function geminiEnv(target: ServerTarget): Promise<Record<string, string>> {
+  const home = await makeTempHome(target, 'fake-gemini-home-');
+  const settings = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    ide: { enabled: false },
+    // Quiet stderr: no "256-color support not detected" warning when not on a terminal, and no
+    // "Ripgrep is not available" (the same grep tool whether or not rg is installed).
+    ui: { showCompatibilityWarnings: false },
+    tools: { useRipgrep: false },
+  };
+  await mkdir(join(home, '.gemini'), { recursive: true });
+  await writeFile(join(home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
+  return {
+    HOME: home,
+    GEMINI_CLI_HOME: home,
+    GOOGLE_GEMINI_BASE_URL: target.url,
+    GEMINI_API_KEY: 'fake-gemini-api-key',
+    NO_COLOR: '1',
+  };
+}
+
+/** A `http://127.0.0.1:<port>` URL nothing listens on (a port just released by the OS). */
+export async function deadServerUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// request parsing
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function decode(raw: Buffer, encoding: string | undefined): Buffer {
+  switch ((encoding ?? '').toLowerCase()) {
+    case 'gzip':
+      return gunzipSync(raw);
+    case 'deflate':
+      return inflateSync(raw);
+    case 'br':
+      return brotliDecompressSync(raw);
+    default:
+      return raw;
+  }
+}
+
+function parseBody(raw: Buffer, encoding: string | undefined): unknown {
+  if (raw.length === 0) return null;
+  const text = decode(raw, encoding).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Text of a codex input item's content: a string, or `[{ type, text }]` parts joined. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
+
+function codexUserTexts(body: unknown): string[] {
+  if (!isObject(body) || !Array.isArray(body.input)) return [];
+  return body.input
+    .filter((item: unknown): item is Json => isObject(item) && item.role === 'user')
+    .map((item) => contentText(item.content));
+}
+
+function geminiPrompt(body: unknown): string | null {
+  if (!isObject(body) || !Array.isArray(body.contents)) return null;
+  const last: unknown = body.contents[body.contents.length - 1];
+  if (!isObject(last) || !Array.isArray(last.parts)) return null;
+  const part: unknown = last.parts[last.parts.length - 1];
+  return isObject(part) && typeof part.text === 'string' ? part.text : null;
+}
+
+function ollamaPrompt(body: unknown): string | null {
+  if (!isObject(body) || !Array.isArray(body.messages)) return null;
+  const last: unknown = body.messages[body.messages.length - 1];
+  return isObject(last) && typeof last.content === 'string' ? last.content : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// responses
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function startSse(res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+}
+
+function sendCodex(res: ServerResponse, answer: string, seq: number): void {
+  const responseId = `resp_fake_${seq}`;
+  const message = {
+    type: 'message',
+    id: `msg_fake_${seq}`,
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: answer, annotations: [] }],
+  };
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  };
+  const events: Json[] = [
+    { type: 'response.created', response: { id: responseId, status: 'in_progress' } },
+    { type: 'response.output_item.done', output_index: 0, item: message },
+    {
+      type: 'response.completed',
+      response: { id: responseId, status: 'completed', output: [message], usage },
+    },
+  ];
+  startSse(res);
+  for (const event of events) {
+    res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+  }
+  res.end();
+}
+
+function geminiResponse(answer: string, model: string): Json {
+  return {
+    candidates: [
+      {
+        content: { role: 'model', parts: [{ text: answer }] },
+        finishReason: 'STOP',
+        index: 0,
+      },
+    ],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    modelVersion: model,
+  };
+}
+
+function sendGeminiStream(res: ServerResponse, answer: string, model: string): void {
+  startSse(res);
+  res.write(`data: ${JSON.stringify(geminiResponse(answer, model))}\r\n\r\n`);
+  res.end();
+}
+
+function geminiModelInfo(name: string): Json {
+  return {
+    name: `models/${name}`,
+    version: '001',
+    displayName: name,
+    inputTokenLimit: 1_048_576,
+    outputTokenLimit: 65_536,
+    supportedGenerationMethods: ['generateContent', 'countTokens'],
+  };
+}
+
+const GEMINI_MODELS = ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'];
+
+function ollamaTags(): Json {
+  return {
+    models: [
+      {
+        name: FAKE_OLLAMA_MODEL,
+        model: FAKE_OLLAMA_MODEL,
+        modified_at: '2025-01-01T00:00:00Z',
+        size: 1,
+        digest: '0'.repeat(64),
+        details: { format: 'gguf', family: 'fake', parameter_size: '1B', quantization_level: 'Q4_0' },
+      },
+    ],
+  };
+}
+
+function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): void {
+  const model = isObject(body) && typeof body.model === 'string' ? body.model : '';
+  if (model === '') {
+    // What a real Ollama says when no model is given.
+    sendJson(res, 400, { error: 'model is required' });
+    return;
+  }
+  const done = {
+    model,
+    created_at: new Date().toISOString(),
+    message: { role: 'assistant', content: answer },
+    done: true,
+    done_reason: 'stop',
+  };
+  if (isObject(body) && body.stream === false) {
+    sendJson(res, 200, done);
+    return;
+  }
+  // Ollama streams NDJSON unless `stream: false`: the text, then an empty final chunk.
+  const first = { model, created_at: done.created_at, message: done.message, done: false };
+  res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+  res.write(`${JSON.stringify(first)}\n`);
+  res.end(`${JSON.stringify({ ...done, message: { role: 'assistant', content: '' } })}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// server
+
+const GEMINI_PATH = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):([A-Za-z]+)$/;
+
+export async function startFakeModelServer(
+  opts: FakeModelServerOptions = {},
+): Promise<FakeModelServer> {
+  let answer = opts.answer ?? DEFAULT_ANSWER;
+  let delayMs = opts.delayMs ?? 0;
+  let seq = 0;
+  const requests: RecordedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const afterDelay = (res: ServerResponse, send: () => void): void => {
+    if (delayMs <= 0) {
+      send();
+      return;
+    }
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!res.destroyed && !res.writableEnded) send();
+    }, delayMs);
+    timers.add(timer);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    const pathname = new URL(path, 'http://x').pathname;
+    const raw = await readBody(req);
+    const body = parseBody(raw, req.headers['content-encoding']);
+    const record = (protocol: RecordedProtocol, prompt: string | null, userTexts: string[] = []) =>
+      requests.push({ protocol, method, path, prompt, userTexts, body, headers: { ...req.headers } });
+    seq += 1;
+    const n = seq;
+
+    // codex: Responses API
+    if (method === 'POST' && pathname === '/v1/responses') {
+      const userTexts = codexUserTexts(body);
+      record('codex', userTexts.length > 0 ? (userTexts[userTexts.length - 1] ?? null) : null, userTexts);
+      afterDelay(res, () => sendCodex(res, answer, n));
+      return;
+    }
+    if (method === 'GET' && pathname === '/v1/models') {
+      record('other', null);
+      sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: FAKE_CODEX_MODEL, object: 'model', created: 0, owned_by: 'fake' }],
+        models: [],
+      });
+      return;
+    }
+
+    // gemini: Generative Language API
+    const gem = GEMINI_PATH.exec(pathname);
+    if (method === 'POST' && gem) {
+      const model = gem[1] ?? 'gemini';
+      const action = gem[2] ?? '';
+      if (action === 'streamGenerateContent' || action === 'generateContent') {
+        record('gemini', geminiPrompt(body));
+        afterDelay(res, () => {
+          if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));
+          else sendGeminiStream(res, answer, model);
+        });
+        return;
+      }
+      record('other', null);
+      if (action === 'countTokens') sendJson(res, 200, { totalTokens: Math.ceil(raw.length / 4) });
+      else if (action === 'embedContent') sendJson(res, 200, { embedding: { values: [0, 0, 0] } });
+      else sendJson(res, 404, { error: { code: 404, message: `fake: no ${action}`, status: 'NOT_FOUND' } });
+      return;
+    }
+    if (method === 'GET' && /^\/v1(?:beta|alpha)?\/models\/?$/.test(pathname)) {
+      record('other', null);
+      sendJson(res, 200, { models: GEMINI_MODELS.map(geminiModelInfo) });
+      return;
+    }
+    if (method === 'GET' && gem === null && /^\/v1(?:beta|alpha)?\/models\/[^/:]+$/.test(pathname)) {
+      record('other', null);
+      sendJson(res, 200, geminiModelInfo(pathname.split('/').pop() ?? 'gemini'));
+      return;
+    }
+
+    // Ollama
+    if (method === 'POST' && pathname === '/api/chat') {
+      record('ollama-chat', ollamaPrompt(body));
+      afterDelay(res, () => sendOllamaChat(res, body, answer));
+      return;
+    }
+    if (method === 'GET' && pathname === '/api/tags') {
+      record('ollama-tags', null);
+      sendJson(res, 200, ollamaTags());
+      return;
+    }
+    if (method === 'GET' && pathname === '/api/version') {
+      record('other', null);
+      sendJson(res, 200, { version: '0.0.0-fake' });
+      return;
+    }
+
+    record('other', null);
+    sendJson(res, 404, { error: `fake model server: no route for ${method} ${pathname}` });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: String(err) });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeModelServer = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    modelRequests: () =>
+      requests.filter((r) => r.protocol === 'codex' || r.protocol === 'gemini' || r.protocol === 'ollama-chat'),
+    setAnswer: (text) => {
+      answer = text;
+    },
+    setDelay: (ms) => {
+      delayMs = ms;
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await removeHomesOf(fake);
+    },
+  };
+  return fake;
+}

@@ -1,0 +1,114 @@
+//! What every backend is: a name, the sandbox modes it accepts, `run`, and maybe a native
+//! `review`. Built-in backends and the bindings' JavaScript backends both implement it.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::text::js_number;
+
+/// A child process's whole environment.
+pub type Env = BTreeMap<String, String>;
+
+/// A validated timeout: finite and greater than zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeout(f64);
+
+/// Longest wait we hand to timers; larger timeouts mean "practically never".
+const LONGEST_WAIT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+impl Timeout {
+    /// `None` unless `seconds` is a finite number greater than zero.
+    pub fn from_seconds(seconds: f64) -> Option<Timeout> {
+        (seconds.is_finite() && seconds > 0.0).then_some(Timeout(seconds))
+    }
+
+    pub fn seconds(self) -> f64 {
+        self.0
+    }
+
+    pub fn duration(self) -> Duration {
+        Duration::try_from_secs_f64(self.0)
+            .unwrap_or(LONGEST_WAIT)
+            .min(LONGEST_WAIT)
+    }
+
+    /// The number as JavaScript prints it, for `… timed out after <n>s`.
+    pub fn display(self) -> String {
+        js_number(self.0)
+    }
+}
+
+/// What `run()` receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub prompt: String,
+    pub repo_path: String,
+    pub timeout: Timeout,
+    pub sandbox: String,
+    pub model: Option<String>,
+    pub env: Env,
+}
+
+/// What a native `review()` receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRequest {
+    pub repo_path: String,
+    pub timeout: Timeout,
+    pub sandbox: String,
+    pub model: Option<String>,
+    pub env: Env,
+    pub base: String,
+    pub prompt: Option<String>,
+}
+
+/// How a backend call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackendFailure {
+    /// A failure the backend reports itself; becomes a `RelayError` carrying the backend's name.
+    Reported {
+        kind: BackendFailureKind,
+        message: String,
+        /// The `BackendError` a JavaScript backend threw, if any.
+        cause: Option<ThrownValue>,
+    },
+    /// A value a JavaScript backend threw that is not a `BackendError`: passed through unchanged.
+    Thrown(ThrownValue),
+    /// The call was cancelled; the backend has stopped.
+    Cancelled,
+}
+
+impl BackendFailure {
+    pub fn reported(kind: BackendFailureKind, message: impl Into<String>) -> Self {
+        BackendFailure::Reported {
+            kind,
+            message: message.into(),
+            cause: None,
+        }
+    }
+}
+
+pub type BackendResult = Result<String, BackendFailure>;
+pub type BackendFuture = Pin<Box<dyn Future<Output = BackendResult> + Send>>;
+
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &str;
+
+    /// Sandbox modes this backend accepts.
+    fn allowed_sandboxes(&self) -> &[String];
+
+    /// Runs the prompt. Must stop its work and resolve `Cancelled` soon after `cancel` fires.
+    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture;
+
+    /// A native review, or `None` when this request takes the generic path (diff in the prompt).
+    fn review(
+        self: Arc<Self>,
+        request: &ReviewRequest,
+        cancel: CancellationToken,
+    ) -> Option<BackendFuture>;
+}

@@ -1,0 +1,70 @@
+//! The recursion guard: a relay started from inside a relayed backend is refused.
+
+use crate::backend::Env;
+use crate::errors::RelayError;
+use crate::limits::{DEPTH_ENV_VAR, MAX_RELAY_DEPTH};
+
+/// The depth `PHONE_A_FRIEND_DEPTH` records: `^\d+$` (ASCII digits, the JS regex), else 0.
+/// Digit strings too long for a u64 are deeper than any limit.
+fn current_depth(env: &Env) -> u64 {
+    match env.get(DEPTH_ENV_VAR) {
+        Some(value) if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+            value.parse().unwrap_or(u64::MAX)
+        }
+        _ => 0,
+    }
+}
+
+/// The child's environment: a copy of `env` with the depth raised, or `ERR_DEPTH_LIMIT`.
+/// The process's own environment is never touched.
+pub fn next_relay_env(env: &Env) -> Result<Env, RelayError> {
+    let depth = current_depth(env);
+    if depth >= u64::from(MAX_RELAY_DEPTH) {
+        return Err(RelayError::DepthLimit);
+    }
+    let mut child = env.clone();
+    child.insert(DEPTH_ENV_VAR.to_string(), (depth + 1).to_string());
+    Ok(child)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with(value: Option<&str>) -> Env {
+        let mut env = Env::new();
+        env.insert("PATH".into(), "/bin".into());
+        if let Some(v) = value {
+            env.insert(DEPTH_ENV_VAR.into(), v.into());
+        }
+        env
+    }
+
+    #[test]
+    fn depth_values() {
+        for value in [
+            None,
+            Some("0"),
+            Some("garbage"),
+            Some("1abc"),
+            Some(""),
+            Some("1\n"),
+            Some("-1"),
+        ] {
+            let child = next_relay_env(&env_with(value)).expect("allowed");
+            assert_eq!(
+                child.get(DEPTH_ENV_VAR).map(String::as_str),
+                Some("1"),
+                "{value:?}"
+            );
+            assert_eq!(child.get("PATH").map(String::as_str), Some("/bin"));
+        }
+        for value in ["1", "01", "2", "99999999999999999999999"] {
+            assert_eq!(
+                next_relay_env(&env_with(Some(value))),
+                Err(RelayError::DepthLimit),
+                "{value}"
+            );
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The prompt envelope every backend receives (SPEC 6), byte for byte.
+
+use crate::errors::{RelayError, Subject};
+use crate::limits::MAX_PROMPT_BYTES;
+use crate::text::js_trim;
+
+const PREAMBLE: [&str; 4] = [
+    "You are helping another coding agent by reviewing or advising on work in a local repository.",
+    "Repository path: ",
+    "Use the repository files for context when needed.",
+    "Respond with concise, actionable feedback.",
+];
+
+/// Builds the envelope; empty context or diff sections are left out.
+pub fn build_envelope(repo_path: &str, request: &str, context: &str, diff: &str) -> String {
+    let mut sections: Vec<String> = vec![
+        PREAMBLE[0].to_string(),
+        format!("{}{repo_path}", PREAMBLE[1]),
+        PREAMBLE[2].to_string(),
+        PREAMBLE[3].to_string(),
+        String::new(),
+        "Request:".to_string(),
+        js_trim(request).to_string(),
+    ];
+    for (heading, body) in [("Additional Context:", context), ("Git Diff:", diff)] {
+        let body = js_trim(body);
+        if !body.is_empty() {
+            sections.extend([String::new(), heading.to_string(), body.to_string()]);
+        }
+    }
+    js_trim(&sections.join("\n")).to_string()
+}
+
+/// The 500,000-byte limit on the whole envelope.
+pub fn check_prompt_size(envelope: &str) -> Result<(), RelayError> {
+    if envelope.len() > MAX_PROMPT_BYTES {
+        return Err(RelayError::TooLarge {
+            subject: Subject::RelayPrompt,
+            size: envelope.len() as u64,
+            max: MAX_PROMPT_BYTES,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "You are helping another coding agent by reviewing or advising on work in a local repository.\nRepository path: /r\nUse the repository files for context when needed.\nRespond with concise, actionable feedback.\n\nRequest:\n";
+
+    #[test]
+    fn request_only() {
+        assert_eq!(
+            build_envelope("/r", "  ask \n", "", ""),
+            format!("{HEAD}ask")
+        );
+    }
+
+    #[test]
+    fn all_sections() {
+        assert_eq!(
+            build_envelope("/r", "ask", " ctx ", "\ndiff --git a b\n"),
+            format!("{HEAD}ask\n\nAdditional Context:\nctx\n\nGit Diff:\ndiff --git a b")
+        );
+    }
+
+    #[test]
+    fn diff_without_context() {
+        assert_eq!(
+            build_envelope("/r", "ask", "  ", "d"),
+            format!("{HEAD}ask\n\nGit Diff:\nd")
+        );
+    }
+
+    #[test]
+    fn prompt_limit_at_the_boundary_and_one_over() {
+        assert!(check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES)).is_ok());
+        let err = check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES + 1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Relay prompt is too large (500001 bytes; max 500000 bytes)"
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! The one error enum of the relay: stable codes (SPEC 7) and exact message texts.
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// A value a JavaScript backend threw, held by the bindings; the core only carries its handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThrownValue {
+    /// Opaque handle the bindings use to give the caller back the very same value.
+    pub handle: u32,
+    /// `true` when the value is a `RelayError` (a review must not fall back on it).
+    pub is_relay_error: bool,
+    /// The value's message, for the review fallback warning.
+    pub message: String,
+}
+
+/// What a size limit applies to; its `Display` is the subject of the `ERR_TOO_LARGE` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    ContextFile,
+    ContextText,
+    GitDiff,
+    RelayPrompt,
+    BackendOutput,
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Subject::ContextFile => "Context file",
+            Subject::ContextText => "Context text",
+            Subject::GitDiff => "Git diff",
+            Subject::RelayPrompt => "Relay prompt",
+            Subject::BackendOutput => "Backend output",
+        })
+    }
+}
+
+/// How a backend failed; decides the code of the `RelayError` it becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendFailureKind {
+    Unavailable,
+    Timeout,
+    Failed,
+    NoOutput,
+    OutputTooLarge,
+}
+
+impl BackendFailureKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            BackendFailureKind::Unavailable => "ERR_BACKEND_UNAVAILABLE",
+            BackendFailureKind::Timeout => "ERR_BACKEND_TIMEOUT",
+            BackendFailureKind::Failed => "ERR_BACKEND_FAILED",
+            BackendFailureKind::NoOutput => "ERR_BACKEND_NO_OUTPUT",
+            BackendFailureKind::OutputTooLarge => "ERR_TOO_LARGE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RelayError {
+    #[error("Prompt is required")]
+    PromptRequired,
+    #[error("Timeout must be greater than zero")]
+    InvalidTimeout,
+    #[error("Repository path does not exist or is not a directory: {0}")]
+    InvalidRepo(String),
+    #[error("Unsupported relay backend: {name}. Supported: {}", .supported.join(", "))]
+    UnsupportedBackend {
+        name: String,
+        supported: Vec<String>,
+    },
+    #[error("Invalid sandbox mode: {mode}. Allowed values: {}", .allowed.join(", "))]
+    InvalidSandbox { mode: String, allowed: Vec<String> },
+    #[error("Use either context_file or context_text, not both")]
+    ContextConflict,
+    #[error("Context file does not exist: {0}")]
+    ContextFileMissing(String),
+    #[error("Context path is not a file: {0}")]
+    ContextNotAFile(String),
+    #[error("Failed reading context file: {0}")]
+    ContextFileUnreadable(String),
+    #[error("{subject} is too large ({size} bytes; max {max} bytes)")]
+    TooLarge {
+        subject: Subject,
+        size: u64,
+        max: usize,
+    },
+    #[error("Relay depth limit reached; refusing nested relay invocation")]
+    DepthLimit,
+    #[error("Failed to collect git diff against {base}: {detail}")]
+    GitDiff { base: String, detail: String },
+    /// A failure reported by a backend, with the backend's own message.
+    #[error("{message}")]
+    Backend {
+        kind: BackendFailureKind,
+        backend: String,
+        message: String,
+        /// The `BackendError` a JavaScript backend threw, when there is one.
+        cause: Option<ThrownValue>,
+    },
+    /// A bug in this package (a task that panicked); never expected.
+    #[error("Internal error in @phone-a-friend/relay: {0}")]
+    Internal(String),
+}
+
+impl RelayError {
+    /// The stable code JavaScript sees as `err.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RelayError::PromptRequired => "ERR_PROMPT_REQUIRED",
+            RelayError::InvalidTimeout => "ERR_INVALID_TIMEOUT",
+            RelayError::InvalidRepo(_) => "ERR_INVALID_REPO",
+            RelayError::UnsupportedBackend { .. } => "ERR_UNSUPPORTED_BACKEND",
+            RelayError::InvalidSandbox { .. } => "ERR_INVALID_SANDBOX",
+            RelayError::ContextConflict => "ERR_CONTEXT_CONFLICT",
+            RelayError::ContextFileMissing(_)
+            | RelayError::ContextNotAFile(_)
+            | RelayError::ContextFileUnreadable(_) => "ERR_CONTEXT_FILE",
+            RelayError::TooLarge { .. } => "ERR_TOO_LARGE",
+            RelayError::DepthLimit => "ERR_DEPTH_LIMIT",
+            RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
+            RelayError::Backend { kind, .. } => kind.code(),
+            RelayError::Internal(_) => "ERR_INTERNAL",
+        }
+    }
+
+    /// The backend's name, for errors a backend reported.
+    pub fn backend(&self) -> Option<&str> {
+        match self {
+            RelayError::Backend { backend, .. } => Some(backend),
+            _ => None,
+        }
+    }
+}
+
+/// Why a `relay()` or `reviewRelay()` call did not produce an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RelayFailure {
+    /// A coded error of the relay.
+    Relay(RelayError),
+    /// Something a JavaScript backend threw that must reach the caller unchanged.
+    Thrown(ThrownValue),
+    /// The caller's `AbortSignal` fired.
+    Aborted,
+}
+
+impl From<RelayError> for RelayFailure {
+    fn from(err: RelayError) -> Self {
+        RelayFailure::Relay(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_match_the_contract() {
+        let unsupported = RelayError::UnsupportedBackend {
+            name: "nope".into(),
+            supported: vec!["codex".into(), "gemini".into(), "ollama".into()],
+        };
+        assert_eq!(
+            unsupported.to_string(),
+            "Unsupported relay backend: nope. Supported: codex, gemini, ollama"
+        );
+        let too_large = RelayError::TooLarge {
+            subject: Subject::GitDiff,
+            size: 300_001,
+            max: 300_000,
+        };
+        assert_eq!(
+            too_large.to_string(),
+            "Git diff is too large (300001 bytes; max 300000 bytes)"
+        );
+        assert_eq!(too_large.code(), "ERR_TOO_LARGE");
+        let sandbox = RelayError::InvalidSandbox {
+            mode: "x".into(),
+            allowed: vec!["danger-full-access".into(), "read-only".into()],
+        };
+        assert_eq!(
+            sandbox.to_string(),
+            "Invalid sandbox mode: x. Allowed values: danger-full-access, read-only"
+        );
+    }
+
+    #[test]
+    fn backend_errors_take_their_code_from_the_kind() {
+        let err = RelayError::Backend {
+            kind: BackendFailureKind::OutputTooLarge,
+            backend: "codex".into(),
+            message: "Backend output is too large (9 bytes; max 8 bytes)".into(),
+            cause: None,
+        };
+        assert_eq!(err.code(), "ERR_TOO_LARGE");
+        assert_eq!(err.backend(), Some("codex"));
+        assert_eq!(
+            err.to_string(),
+            "Backend output is too large (9 bytes; max 8 bytes)"
+        );
+    }
+}

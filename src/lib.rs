@@ -1,0 +1,15 @@
+#![deny(clippy::all)]
+//! Native core of `@phone-a-friend/relay`. Everything but `binding` is free of napi types.
+
+pub mod backend;
+pub mod bounded_text;
+pub mod context;
+pub mod depth;
+pub mod envelope;
+pub mod errors;
+pub mod git;
+pub mod limits;
+pub mod paths;
+pub mod registry;
+pub mod relay;
+pub mod text;

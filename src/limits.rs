@@ -1,0 +1,16 @@
+//! The contract's defaults and size limits (SPEC 2), shared by the core and the bindings.
+
+pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
+pub const DEFAULT_BACKEND: &str = "codex";
+pub const DEFAULT_SANDBOX: &str = "read-only";
+pub const MAX_RELAY_DEPTH: u32 = 1;
+pub const MAX_CONTEXT_FILE_BYTES: usize = 200_000;
+pub const MAX_DIFF_BYTES: usize = 300_000;
+pub const MAX_PROMPT_BYTES: usize = 500_000;
+pub const MAX_OUTPUT_BYTES: usize = 8_388_608;
+
+/// The environment variable that counts nested relays.
+pub const DEPTH_ENV_VAR: &str = "PHONE_A_FRIEND_DEPTH";
+
+/// The three sandbox modes every built-in backend accepts.
+pub const SANDBOX_MODES: [&str; 3] = ["read-only", "workspace-write", "danger-full-access"];

@@ -1,0 +1,354 @@
+use std::sync::Mutex;
+
+use super::*;
+use crate::backend::BackendFuture;
+use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::git::test_repo::{commit_all, git, repo_with_commit};
+use crate::limits::{DEPTH_ENV_VAR, SANDBOX_MODES};
+
+/// A backend that answers from a script and records what it was asked.
+struct Scripted {
+    name: String,
+    allowed: Vec<String>,
+    run_result: BackendResult,
+    review_result: Option<BackendResult>,
+    runs: Mutex<Vec<RunRequest>>,
+    reviews: Mutex<Vec<ReviewRequest>>,
+}
+
+impl Scripted {
+    fn new(
+        name: &str,
+        run_result: BackendResult,
+        review_result: Option<BackendResult>,
+    ) -> Arc<Self> {
+        Arc::new(Scripted {
+            name: name.into(),
+            allowed: SANDBOX_MODES.iter().map(|m| m.to_string()).collect(),
+            run_result,
+            review_result,
+            runs: Mutex::default(),
+            reviews: Mutex::default(),
+        })
+    }
+
+    fn runs(&self) -> Vec<RunRequest> {
+        self.runs.lock().expect("lock").clone()
+    }
+}
+
+impl Backend for Scripted {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn allowed_sandboxes(&self) -> &[String] {
+        &self.allowed
+    }
+    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
+        self.runs.lock().expect("lock").push(request);
+        Box::pin(async move {
+            if matches!(self.run_result, Err(BackendFailure::Cancelled)) {
+                cancel.cancelled().await;
+            }
+            self.run_result.clone()
+        })
+    }
+    fn review(
+        self: Arc<Self>,
+        request: &ReviewRequest,
+        _: CancellationToken,
+    ) -> Option<BackendFuture> {
+        let result = self.review_result.clone()?;
+        self.reviews.lock().expect("lock").push(request.clone());
+        Some(Box::pin(async move { result }))
+    }
+}
+
+#[derive(Default)]
+struct Warnings(Mutex<Vec<String>>);
+
+impl Warn for Warnings {
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        self.0.lock().expect("lock").push(message);
+        Box::pin(async {})
+    }
+}
+
+fn env() -> Env {
+    Env::from([(
+        "PATH".to_string(),
+        std::env::var("PATH").unwrap_or_default(),
+    )])
+}
+
+fn call(warnings: &Arc<Warnings>) -> CallContext {
+    CallContext {
+        env: env(),
+        cwd: "/".into(),
+        cancel: CancellationToken::new(),
+        warn: warnings.clone(),
+    }
+}
+
+fn registry(backend: &Arc<Scripted>) -> Registry {
+    let fake: Arc<dyn Backend> = backend.clone();
+    Registry::new([fake])
+}
+
+fn options(repo: &str) -> RelayOptions {
+    RelayOptions {
+        prompt: "Check this".into(),
+        repo_path: repo.into(),
+        backend: Some("fake".into()),
+        ..RelayOptions::default()
+    }
+}
+
+fn code(result: Result<Prepared<RunRequest>, RelayError>) -> &'static str {
+    match result {
+        Ok(_) => "ok",
+        Err(e) => e.code(),
+    }
+}
+
+#[test]
+fn checks_run_in_the_contract_order() {
+    let backend = Scripted::new("fake", Ok("ok".into()), None);
+    let registry = registry(&backend);
+    let all_wrong = RelayOptions {
+        prompt: " \n".into(),
+        repo_path: "/no/such/repo".into(),
+        backend: Some("nope".into()),
+        timeout_seconds: Some(0.0),
+        sandbox: Some("bad".into()),
+        context_file: Some("/x".into()),
+        context_text: Some("y".into()),
+        ..RelayOptions::default()
+    };
+    let mut o = all_wrong.clone();
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_PROMPT_REQUIRED"
+    );
+    o.prompt = "p".into();
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_INVALID_TIMEOUT"
+    );
+    o.timeout_seconds = None;
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_INVALID_REPO"
+    );
+    o.repo_path = "tmp/..".into();
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_UNSUPPORTED_BACKEND"
+    );
+    o.backend = Some("fake".into());
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_INVALID_SANDBOX"
+    );
+    o.sandbox = None;
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_CONTEXT_CONFLICT"
+    );
+    o.context_text = None;
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        "ERR_CONTEXT_FILE"
+    );
+    o.context_file = None;
+    o.prompt = "p".repeat(500_001);
+    let mut nested = env();
+    nested.insert(DEPTH_ENV_VAR.into(), "1".into());
+    assert_eq!(
+        code(prepare_relay(&registry, o.clone(), &nested, "/")),
+        "ERR_TOO_LARGE"
+    );
+    o.prompt = "p".into();
+    assert_eq!(
+        code(prepare_relay(&registry, o, &nested, "/")),
+        "ERR_DEPTH_LIMIT"
+    );
+    assert!(
+        backend.runs().is_empty(),
+        "nothing runs before every check passes"
+    );
+}
+
+#[test]
+fn timeouts_must_be_finite_and_positive() {
+    let backend = Scripted::new("fake", Ok("ok".into()), None);
+    for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let o = RelayOptions {
+            timeout_seconds: Some(bad),
+            ..options("/")
+        };
+        assert_eq!(
+            code(prepare_relay(&registry(&backend), o, &env(), "/")),
+            "ERR_INVALID_TIMEOUT"
+        );
+    }
+    for good in [0.001, 1e300] {
+        let o = RelayOptions {
+            timeout_seconds: Some(good),
+            ..options("/")
+        };
+        assert_eq!(
+            code(prepare_relay(&registry(&backend), o, &env(), "/")),
+            "ok"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_relay_reaches_the_backend_with_the_envelope_and_a_raised_depth() {
+    let repo = repo_with_commit("main");
+    std::fs::write(repo.path().join("a.txt"), "changed\n").expect("write");
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let o = RelayOptions {
+        include_diff: true,
+        context_text: Some(" ctx ".into()),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let answer = relay(registry(&backend), o, call(&Arc::default())).await;
+    assert_eq!(answer, Ok("answer".into()));
+    let runs = backend.runs();
+    let request = &runs[0];
+    assert!(request
+        .prompt
+        .contains("Request:\nCheck this\n\nAdditional Context:\nctx\n\nGit Diff:\ndiff --git"));
+    assert!(request.prompt.ends_with("+changed"), "{}", request.prompt);
+    assert_eq!(
+        request.env.get(DEPTH_ENV_VAR).map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(request.sandbox, "read-only");
+    assert_eq!(request.timeout.seconds(), 600.0);
+}
+
+#[tokio::test]
+async fn backend_failures_carry_the_backend_name() {
+    let failure = BackendFailure::reported(BackendFailureKind::Failed, "boom");
+    let backend = Scripted::new("fake", Err(failure), None);
+    let result = relay(registry(&backend), options("/"), call(&Arc::default())).await;
+    let Err(RelayFailure::Relay(err)) = result else {
+        panic!("expected a RelayError, got {result:?}");
+    };
+    assert_eq!(
+        (err.code(), err.backend(), err.to_string().as_str()),
+        ("ERR_BACKEND_FAILED", Some("fake"), "boom")
+    );
+}
+
+#[tokio::test]
+async fn an_abort_stops_a_running_backend() {
+    let backend = Scripted::new("fake", Err(BackendFailure::Cancelled), None);
+    let context = call(&Arc::default());
+    let cancel = context.cancel.clone();
+    let pending = tokio::spawn(relay(registry(&backend), options("/"), context));
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    cancel.cancel();
+    assert_eq!(pending.await.expect("joined"), Err(RelayFailure::Aborted));
+}
+
+fn thrown(is_relay_error: bool) -> ThrownValue {
+    ThrownValue {
+        handle: 7,
+        is_relay_error,
+        message: "review broke".into(),
+    }
+}
+
+fn review_repo() -> tempfile::TempDir {
+    let repo = repo_with_commit("main");
+    git(repo.path(), &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(repo.path().join("b.txt"), "feature work\n").expect("write");
+    commit_all(repo.path(), "feature");
+    repo
+}
+
+fn review_options(repo: &tempfile::TempDir) -> ReviewOptions {
+    ReviewOptions {
+        repo_path: repo.path().to_string_lossy().into_owned(),
+        backend: Some("fake".into()),
+        ..ReviewOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_native_review_answers_directly() {
+    let repo = review_repo();
+    let backend = Scripted::new("fake", Ok("generic".into()), Some(Ok("native".into())));
+    let warnings = Arc::new(Warnings::default());
+    let answer = review_relay(registry(&backend), review_options(&repo), call(&warnings)).await;
+    assert_eq!(answer, Ok("native".into()));
+    let reviews = backend.reviews.lock().expect("lock").clone();
+    assert_eq!(reviews[0].base, "main");
+    assert!(backend.runs().is_empty());
+    assert!(warnings.0.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_native_review_warns_and_falls_back_to_the_diff() {
+    let repo = review_repo();
+    let failing = Some(Err(BackendFailure::Thrown(thrown(false))));
+    let backend = Scripted::new("fake", Ok("generic".into()), failing);
+    let warnings = Arc::new(Warnings::default());
+    let answer = review_relay(registry(&backend), review_options(&repo), call(&warnings)).await;
+    assert_eq!(answer, Ok("generic".into()));
+    assert_eq!(
+        *warnings.0.lock().expect("lock"),
+        ["[phone-a-friend] review() failed, falling back to generic relay: review broke"]
+    );
+    let prompt = &backend.runs()[0].prompt;
+    assert!(
+        prompt.contains("Request:\nReview the following changes.\n\nGit Diff:\n"),
+        "{prompt}"
+    );
+    assert!(prompt.ends_with("+feature work"), "{prompt}");
+}
+
+#[tokio::test]
+async fn a_relay_error_from_a_native_review_is_rethrown() {
+    let repo = review_repo();
+    let backend = Scripted::new(
+        "fake",
+        Ok("generic".into()),
+        Some(Err(BackendFailure::Thrown(thrown(true)))),
+    );
+    let warnings = Arc::new(Warnings::default());
+    let answer = review_relay(registry(&backend), review_options(&repo), call(&warnings)).await;
+    assert_eq!(answer, Err(RelayFailure::Thrown(thrown(true))));
+    assert!(backend.runs().is_empty());
+    assert!(warnings.0.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn a_generic_review_uses_the_prompt_and_reports_git_failures() {
+    let repo = review_repo();
+    let backend = Scripted::new("fake", Ok("generic".into()), None);
+    let o = ReviewOptions {
+        prompt: Some("Focus on errors".into()),
+        base: Some("main".into()),
+        ..review_options(&repo)
+    };
+    let answer = review_relay(registry(&backend), o, call(&Arc::default())).await;
+    assert_eq!(answer, Ok("generic".into()));
+    assert!(backend.runs()[0]
+        .prompt
+        .contains("Request:\nFocus on errors\n\nGit Diff:\n"));
+    let o = ReviewOptions {
+        base: Some("no-such-base".into()),
+        ..review_options(&repo)
+    };
+    let Err(RelayFailure::Relay(err)) =
+        review_relay(registry(&backend), o, call(&Arc::default())).await
+    else {
+        panic!("expected ERR_GIT_DIFF");
+    };
+    assert_eq!(err.code(), "ERR_GIT_DIFF");
+}
