@@ -53,6 +53,8 @@ pub struct RunRequest {
     pub sandbox: String,
     pub model: Option<String>,
     pub env: Env,
+    /// Opaque to the core: lets the bindings match a backend call with the call that made it.
+    pub call_tag: u32,
 }
 
 /// What a native `review()` receives.
@@ -65,6 +67,8 @@ pub struct ReviewRequest {
     pub env: Env,
     pub base: String,
     pub prompt: Option<String>,
+    /// See [`RunRequest::call_tag`].
+    pub call_tag: u32,
 }
 
 /// How a backend call failed.

@@ -2,6 +2,8 @@
 //! Native core of `@phone-a-friend/relay`. Everything but `binding` is free of napi types.
 
 pub mod backend;
+pub mod backends;
+mod binding;
 pub mod bounded_text;
 pub mod context;
 pub mod depth;

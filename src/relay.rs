@@ -61,6 +61,8 @@ pub struct CallContext {
     pub cwd: String,
     pub cancel: CancellationToken,
     pub warn: Arc<dyn Warn>,
+    /// Handed to backends as `call_tag`.
+    pub tag: u32,
 }
 
 pub struct Prepared<R> {
@@ -112,6 +114,7 @@ pub fn prepare_relay(
     options: RelayOptions,
     env: &Env,
     cwd: &str,
+    call_tag: u32,
 ) -> Result<Prepared<RunRequest>, RelayError> {
     if js_trim(&options.prompt).is_empty() {
         return Err(RelayError::PromptRequired);
@@ -146,6 +149,7 @@ pub fn prepare_relay(
             sandbox: target.sandbox,
             model: non_empty(options.model),
             env: child_env,
+            call_tag,
         },
     })
 }
@@ -156,6 +160,7 @@ pub fn prepare_review(
     options: ReviewOptions,
     env: &Env,
     cwd: &str,
+    call_tag: u32,
 ) -> Result<Prepared<ReviewRequest>, RelayError> {
     let target = check_target(
         registry,
@@ -181,6 +186,7 @@ pub fn prepare_review(
             env: child_env,
             base,
             prompt: options.prompt,
+            call_tag,
         },
     })
 }
@@ -190,9 +196,9 @@ pub async fn relay(
     options: RelayOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let (env, cwd) = (call.env.clone(), call.cwd.clone());
+    let (env, cwd, tag) = (call.env.clone(), call.cwd.clone(), call.tag);
     let prepared = off_thread(&call.cancel, move || {
-        prepare_relay(&registry, options, &env, &cwd)
+        prepare_relay(&registry, options, &env, &cwd, tag)
     })
     .await?;
     run_backend(prepared.backend, prepared.request, &call.cancel).await
@@ -203,9 +209,9 @@ pub async fn review_relay(
     options: ReviewOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let (env, cwd) = (call.env.clone(), call.cwd.clone());
+    let (env, cwd, tag) = (call.env.clone(), call.cwd.clone(), call.tag);
     let Prepared { backend, request } = off_thread(&call.cancel, move || {
-        prepare_review(&registry, options, &env, &cwd)
+        prepare_review(&registry, options, &env, &cwd, tag)
     })
     .await?;
     if let Some(native_review) = backend.clone().review(&request, call.cancel.clone()) {
@@ -234,6 +240,7 @@ pub async fn review_relay(
         env: child_env,
         base,
         prompt,
+        call_tag,
     } = request;
     let (caller_env, repo) = (call.env.clone(), repo_path.clone());
     let diff = off_thread(&call.cancel, move || {
@@ -254,6 +261,7 @@ pub async fn review_relay(
         sandbox,
         model,
         env: child_env,
+        call_tag,
     };
     run_backend(backend, request, &call.cancel).await
 }

@@ -87,6 +87,7 @@ fn call(warnings: &Arc<Warnings>) -> CallContext {
         cwd: "/".into(),
         cancel: CancellationToken::new(),
         warn: warnings.clone(),
+        tag: 0,
     }
 }
 
@@ -127,37 +128,37 @@ fn checks_run_in_the_contract_order() {
     };
     let mut o = all_wrong.clone();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_PROMPT_REQUIRED"
     );
     o.prompt = "p".into();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_INVALID_TIMEOUT"
     );
     o.timeout_seconds = None;
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_INVALID_REPO"
     );
     o.repo_path = "tmp/..".into();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_UNSUPPORTED_BACKEND"
     );
     o.backend = Some("fake".into());
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_INVALID_SANDBOX"
     );
     o.sandbox = None;
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_CONTEXT_CONFLICT"
     );
     o.context_text = None;
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/")),
+        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
         "ERR_CONTEXT_FILE"
     );
     o.context_file = None;
@@ -165,12 +166,12 @@ fn checks_run_in_the_contract_order() {
     let mut nested = env();
     nested.insert(DEPTH_ENV_VAR.into(), "1".into());
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &nested, "/")),
+        code(prepare_relay(&registry, o.clone(), &nested, "/", 0)),
         "ERR_TOO_LARGE"
     );
     o.prompt = "p".into();
     assert_eq!(
-        code(prepare_relay(&registry, o, &nested, "/")),
+        code(prepare_relay(&registry, o, &nested, "/", 0)),
         "ERR_DEPTH_LIMIT"
     );
     assert!(
@@ -188,7 +189,7 @@ fn timeouts_must_be_finite_and_positive() {
             ..options("/")
         };
         assert_eq!(
-            code(prepare_relay(&registry(&backend), o, &env(), "/")),
+            code(prepare_relay(&registry(&backend), o, &env(), "/", 0)),
             "ERR_INVALID_TIMEOUT"
         );
     }
@@ -198,7 +199,7 @@ fn timeouts_must_be_finite_and_positive() {
             ..options("/")
         };
         assert_eq!(
-            code(prepare_relay(&registry(&backend), o, &env(), "/")),
+            code(prepare_relay(&registry(&backend), o, &env(), "/", 0)),
             "ok"
         );
     }

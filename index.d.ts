@@ -1,0 +1,29 @@
+import { type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
+export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
+export type { RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
+export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
+export declare const DEFAULT_TIMEOUT_SECONDS: number;
+export declare const DEFAULT_BACKEND: string;
+export declare const DEFAULT_SANDBOX: SandboxMode;
+export declare const MAX_RELAY_DEPTH: number;
+export declare const MAX_CONTEXT_FILE_BYTES: number;
+export declare const MAX_DIFF_BYTES: number;
+export declare const MAX_PROMPT_BYTES: number;
+export declare const MAX_OUTPUT_BYTES: number;
+/**
+ * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
+ * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
+ * whose `code` says which); nothing throws synchronously.
+ */
+export declare function relay(options: RelayOptions): Promise<string>;
+/**
+ * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
+ * one, else the diff in the prompt. Rejects like `relay()`.
+ */
+export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
+/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
+export declare function detectDefaultBranch(repoPath: string): string;
+/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
+export declare function gitDiffBase(repoPath: string, base: string): string;
+/** Drops every backend registered from JS and restores the three built-ins. */
+export declare function _resetRegistry(): void;

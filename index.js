@@ -1,0 +1,65 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.MAX_RELAY_DEPTH = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.DEFAULT_TIMEOUT_SECONDS = exports.registerBackend = exports.BackendError = exports.RelayError = void 0;
+exports.relay = relay;
+exports.reviewRelay = reviewRelay;
+exports.detectDefaultBranch = detectDefaultBranch;
+exports.gitDiffBase = gitDiffBase;
+exports._resetRegistry = _resetRegistry;
+/**
+ * @phone-a-friend/relay: ask another coding agent (codex, gemini, ollama or your own backend)
+ * for a second opinion on work in a repository. The work runs off Node's main thread.
+ */
+const native_js_1 = require("./internal/native.js");
+const calls_js_1 = require("./internal/calls.js");
+const options_js_1 = require("./internal/options.js");
+var errors_js_1 = require("./internal/errors.js");
+Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_1.RelayError; } });
+Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_1.BackendError; } });
+var backends_js_1 = require("./internal/backends.js");
+Object.defineProperty(exports, "registerBackend", { enumerable: true, get: function () { return backends_js_1.registerBackend; } });
+const backends_js_2 = require("./internal/backends.js");
+exports.DEFAULT_TIMEOUT_SECONDS = native_js_1.binding.DEFAULT_TIMEOUT_SECONDS;
+exports.DEFAULT_BACKEND = native_js_1.binding.DEFAULT_BACKEND;
+exports.DEFAULT_SANDBOX = native_js_1.binding.DEFAULT_SANDBOX;
+exports.MAX_RELAY_DEPTH = native_js_1.binding.MAX_RELAY_DEPTH;
+exports.MAX_CONTEXT_FILE_BYTES = native_js_1.binding.MAX_CONTEXT_FILE_BYTES;
+exports.MAX_DIFF_BYTES = native_js_1.binding.MAX_DIFF_BYTES;
+exports.MAX_PROMPT_BYTES = native_js_1.binding.MAX_PROMPT_BYTES;
+exports.MAX_OUTPUT_BYTES = native_js_1.binding.MAX_OUTPUT_BYTES;
+/**
+ * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
+ * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
+ * whose `code` says which); nothing throws synchronously.
+ */
+async function relay(options) {
+    const { options: native, signal } = (0, options_js_1.nativeRelayOptions)(options);
+    return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.relay(native, caller));
+}
+/**
+ * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
+ * one, else the diff in the prompt. Rejects like `relay()`.
+ */
+async function reviewRelay(options) {
+    const { options: native, signal } = (0, options_js_1.nativeReviewOptions)(options);
+    return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.reviewRelay(native, caller));
+}
+/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
+function detectDefaultBranch(repoPath) {
+    return native_js_1.binding.detectDefaultBranch((0, options_js_1.stringArgument)(repoPath, 'repoPath'));
+}
+/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
+function gitDiffBase(repoPath, base) {
+    const repo = (0, options_js_1.stringArgument)(repoPath, 'repoPath');
+    const from = (0, options_js_1.stringArgument)(base, 'base');
+    try {
+        return native_js_1.binding.gitDiffBase(repo, from);
+    }
+    catch (error) {
+        throw (0, calls_js_1.fromNative)(error);
+    }
+}
+/** Drops every backend registered from JS and restores the three built-ins. */
+function _resetRegistry() {
+    (0, backends_js_2.resetRegistry)();
+}

@@ -1,0 +1,40 @@
+import type { SandboxMode } from './options.js';
+/** What a backend's `run()` receives. */
+export interface BackendRunOptions {
+    /** The whole prompt envelope. */
+    prompt: string;
+    /** Absolute path of the repository. */
+    repoPath: string;
+    timeoutSeconds: number;
+    sandbox: SandboxMode;
+    model: string | null;
+    /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
+    env: Record<string, string>;
+    /** The caller's signal, when it gave one. */
+    signal?: AbortSignal;
+}
+/** What a backend's native `review()` receives. */
+export interface BackendReviewOptions {
+    repoPath: string;
+    timeoutSeconds: number;
+    sandbox: SandboxMode;
+    model: string | null;
+    env: Record<string, string>;
+    /** The branch or commit to review against. */
+    base: string;
+    /** Review instructions, when the caller gave some. */
+    prompt?: string;
+    signal?: AbortSignal;
+}
+/** A backend written in JS. Throw a `BackendError` to report a failure. */
+export interface Backend {
+    name: string;
+    allowedSandboxes: Iterable<SandboxMode>;
+    run(options: BackendRunOptions): Promise<string>;
+    /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
+    review?(options: BackendReviewOptions): Promise<string>;
+}
+/** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
+export declare function registerBackend(backend: Backend): void;
+/** Drops every backend registered from JS and restores the three built-ins. */
+export declare function resetRegistry(): void;

@@ -1,0 +1,82 @@
+import type { NativeRelayOptions, NativeReviewOptions } from '../binding.js';
+/** How much a backend may touch. Built-in backends accept all three. */
+export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+export interface RelayOptions {
+    /** What to ask. Must not be blank. */
+    prompt: string;
+    /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
+    repoPath: string;
+    /**
+     * Backend name: `codex`, `gemini`, `ollama` or one passed to `registerBackend()`.
+     * @default 'codex'
+     */
+    backend?: string;
+    /** A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed). */
+    contextFile?: string | null;
+    /** Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`. */
+    contextText?: string | null;
+    /**
+     * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+     * @default false
+     */
+    includeDiff?: boolean;
+    /**
+     * Seconds the backend may take; a finite number greater than zero.
+     * @default 600
+     */
+    timeoutSeconds?: number;
+    /** Model name passed to the backend; the backend's own default when absent. */
+    model?: string | null;
+    /**
+     * What the backend may change in the repository.
+     * @default 'read-only'
+     */
+    sandbox?: SandboxMode;
+    /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
+    signal?: AbortSignal;
+}
+export interface ReviewRelayOptions {
+    /** The repository to review; relative paths resolve against `process.cwd()`. */
+    repoPath: string;
+    /**
+     * Backend name.
+     * @default 'codex'
+     */
+    backend?: string;
+    /**
+     * The branch or commit to diff against (`git diff <base>...HEAD`).
+     * @default the first of `main`, `master` that exists, else `HEAD~1`
+     */
+    base?: string;
+    /**
+     * Review instructions.
+     * @default 'Review the following changes.'
+     */
+    prompt?: string;
+    /**
+     * Seconds the backend may take; a finite number greater than zero.
+     * @default 600
+     */
+    timeoutSeconds?: number;
+    /** Model name passed to the backend. */
+    model?: string | null;
+    /**
+     * What the backend may change in the repository.
+     * @default 'read-only'
+     */
+    sandbox?: SandboxMode;
+    /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
+    signal?: AbortSignal;
+}
+type Fields = Record<string, unknown>;
+export declare function signalOf(options: Fields): AbortSignal | undefined;
+export declare function nativeRelayOptions(input: unknown): {
+    options: NativeRelayOptions;
+    signal?: AbortSignal;
+};
+export declare function nativeReviewOptions(input: unknown): {
+    options: NativeReviewOptions;
+    signal?: AbortSignal;
+};
+export declare function stringArgument(value: unknown, name: string): string;
+export {};

@@ -1,0 +1,84 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.signalOf = signalOf;
+exports.nativeRelayOptions = nativeRelayOptions;
+exports.nativeReviewOptions = nativeReviewOptions;
+exports.stringArgument = stringArgument;
+const errors_js_1 = require("./errors.js");
+function objectArgument(value, name) {
+    if (typeof value !== 'object' || value === null)
+        throw (0, errors_js_1.invalidArgType)(name, 'of type object', value);
+    return value;
+}
+function requiredString(options, key) {
+    const value = options[key];
+    if (typeof value !== 'string')
+        throw (0, errors_js_1.invalidArgType)(`options.${key}`, 'of type string', value);
+    return value;
+}
+/** A string, or `undefined` for an absent (`undefined` or `null`) option. */
+function optionalString(options, key) {
+    const value = options[key];
+    if (value === undefined || value === null)
+        return undefined;
+    if (typeof value !== 'string')
+        throw (0, errors_js_1.invalidArgType)(`options.${key}`, 'of type string', value);
+    return value;
+}
+function optionalBoolean(options, key) {
+    const value = options[key];
+    if (value === undefined || value === null)
+        return undefined;
+    if (typeof value !== 'boolean')
+        throw (0, errors_js_1.invalidArgType)(`options.${key}`, 'of type boolean', value);
+    return value;
+}
+/** Any value that is not a number is not a finite number > 0: the core reports ERR_INVALID_TIMEOUT in its turn. */
+function timeout(options) {
+    const value = options.timeoutSeconds;
+    if (value === undefined || value === null)
+        return undefined;
+    return typeof value === 'number' ? value : Number.NaN;
+}
+function signalOf(options) {
+    const value = options.signal;
+    if (value === undefined || value === null)
+        return undefined;
+    if (!(value instanceof AbortSignal))
+        throw (0, errors_js_1.invalidArgType)('options.signal', 'an instance of AbortSignal', value);
+    return value;
+}
+function nativeRelayOptions(input) {
+    const fields = objectArgument(input, 'options');
+    const options = {
+        // A missing prompt is an empty one: ERR_PROMPT_REQUIRED, as the original reported it.
+        prompt: fields.prompt === undefined || fields.prompt === null ? '' : requiredString(fields, 'prompt'),
+        repoPath: requiredString(fields, 'repoPath'),
+        backend: optionalString(fields, 'backend'),
+        contextFile: optionalString(fields, 'contextFile'),
+        contextText: optionalString(fields, 'contextText'),
+        includeDiff: optionalBoolean(fields, 'includeDiff'),
+        timeoutSeconds: timeout(fields),
+        model: optionalString(fields, 'model'),
+        sandbox: optionalString(fields, 'sandbox'),
+    };
+    return { options, signal: signalOf(fields) };
+}
+function nativeReviewOptions(input) {
+    const fields = objectArgument(input, 'options');
+    const options = {
+        repoPath: requiredString(fields, 'repoPath'),
+        backend: optionalString(fields, 'backend'),
+        base: optionalString(fields, 'base'),
+        prompt: optionalString(fields, 'prompt'),
+        timeoutSeconds: timeout(fields),
+        model: optionalString(fields, 'model'),
+        sandbox: optionalString(fields, 'sandbox'),
+    };
+    return { options, signal: signalOf(fields) };
+}
+function stringArgument(value, name) {
+    if (typeof value !== 'string')
+        throw (0, errors_js_1.invalidArgType)(name, 'of type string', value);
+    return value;
+}

@@ -1,0 +1,61 @@
+/**
+ * @phone-a-friend/relay: ask another coding agent (codex, gemini, ollama or your own backend)
+ * for a second opinion on work in a repository. The work runs off Node's main thread.
+ */
+import { binding } from './internal/native.js'
+import { callNative, fromNative } from './internal/calls.js'
+import { nativeRelayOptions, nativeReviewOptions, stringArgument, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js'
+
+export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
+export type { RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
+import { resetRegistry } from './internal/backends.js'
+
+export const DEFAULT_TIMEOUT_SECONDS: number = binding.DEFAULT_TIMEOUT_SECONDS
+export const DEFAULT_BACKEND: string = binding.DEFAULT_BACKEND
+export const DEFAULT_SANDBOX: SandboxMode = binding.DEFAULT_SANDBOX as SandboxMode
+export const MAX_RELAY_DEPTH: number = binding.MAX_RELAY_DEPTH
+export const MAX_CONTEXT_FILE_BYTES: number = binding.MAX_CONTEXT_FILE_BYTES
+export const MAX_DIFF_BYTES: number = binding.MAX_DIFF_BYTES
+export const MAX_PROMPT_BYTES: number = binding.MAX_PROMPT_BYTES
+export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
+
+/**
+ * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
+ * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
+ * whose `code` says which); nothing throws synchronously.
+ */
+export async function relay(options: RelayOptions): Promise<string> {
+  const { options: native, signal } = nativeRelayOptions(options)
+  return callNative(signal, (caller) => binding.relay(native, caller))
+}
+
+/**
+ * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
+ * one, else the diff in the prompt. Rejects like `relay()`.
+ */
+export async function reviewRelay(options: ReviewRelayOptions): Promise<string> {
+  const { options: native, signal } = nativeReviewOptions(options)
+  return callNative(signal, (caller) => binding.reviewRelay(native, caller))
+}
+
+/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
+export function detectDefaultBranch(repoPath: string): string {
+  return binding.detectDefaultBranch(stringArgument(repoPath, 'repoPath'))
+}
+
+/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
+export function gitDiffBase(repoPath: string, base: string): string {
+  const repo = stringArgument(repoPath, 'repoPath')
+  const from = stringArgument(base, 'base')
+  try {
+    return binding.gitDiffBase(repo, from)
+  } catch (error) {
+    throw fromNative(error)
+  }
+}
+
+/** Drops every backend registered from JS and restores the three built-ins. */
+export function _resetRegistry(): void {
+  resetRegistry()
+}

@@ -1,0 +1,103 @@
+import type { BackendCall, BackendOutcome } from '../binding.js'
+import { binding, scope } from './native.js'
+import { callRecord, keepThrown } from './calls.js'
+import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
+import type { SandboxMode } from './options.js'
+
+/** What a backend's `run()` receives. */
+export interface BackendRunOptions {
+  /** The whole prompt envelope. */
+  prompt: string
+  /** Absolute path of the repository. */
+  repoPath: string
+  timeoutSeconds: number
+  sandbox: SandboxMode
+  model: string | null
+  /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
+  env: Record<string, string>
+  /** The caller's signal, when it gave one. */
+  signal?: AbortSignal
+}
+
+/** What a backend's native `review()` receives. */
+export interface BackendReviewOptions {
+  repoPath: string
+  timeoutSeconds: number
+  sandbox: SandboxMode
+  model: string | null
+  env: Record<string, string>
+  /** The branch or commit to review against. */
+  base: string
+  /** Review instructions, when the caller gave some. */
+  prompt?: string
+  signal?: AbortSignal
+}
+
+/** A backend written in JS. Throw a `BackendError` to report a failure. */
+export interface Backend {
+  name: string
+  allowedSandboxes: Iterable<SandboxMode>
+  run(options: BackendRunOptions): Promise<string>
+  /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
+  review?(options: BackendReviewOptions): Promise<string>
+}
+
+function optionsFor(call: BackendCall, signal: AbortSignal | undefined): BackendRunOptions | BackendReviewOptions {
+  const common = {
+    repoPath: call.repoPath,
+    timeoutSeconds: call.timeoutSeconds,
+    sandbox: call.sandbox as SandboxMode,
+    model: call.model ?? null,
+    env: call.env,
+    ...(signal && { signal }),
+  }
+  if (call.method === 'run') return { prompt: call.prompt ?? '', ...common }
+  return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) }
+}
+
+function messageOf(value: unknown): string {
+  if (value instanceof Error) return value.message
+  try {
+    return String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
+
+/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
+async function invoke(backend: Backend, call: BackendCall): Promise<BackendOutcome> {
+  const record = callRecord(call.callTag)
+  try {
+    const options = optionsFor(call, record?.signal)
+    const output: unknown = call.method === 'run'
+      ? await backend.run(options as BackendRunOptions)
+      : await backend.review?.(options as BackendReviewOptions)
+    if (typeof output === 'string') return { output }
+    return { failure: 'invalid', message: `Backend ${backend.name} ${call.method}() resolved with ${describe(output)}; expected a string` }
+  } catch (thrown) {
+    const failure = thrown instanceof BackendError ? 'backend' : thrown instanceof RelayError ? 'relay' : 'thrown'
+    return { failure, message: messageOf(thrown), handle: record && keepThrown(record, thrown) }
+  }
+}
+
+/** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
+export function registerBackend(backend: Backend): void {
+  if (typeof backend !== 'object' || backend === null) throw invalidArgType('backend', 'of type object', backend)
+  const { name, allowedSandboxes, run, review } = backend
+  if (typeof name !== 'string' || name === '') throw invalidArgType('backend.name', 'a non-empty string', name)
+  if (typeof run !== 'function') throw invalidArgType('backend.run', 'of type function', run)
+  if (review !== undefined && typeof review !== 'function') throw invalidArgType('backend.review', 'of type function', review)
+  const iterable = allowedSandboxes as unknown
+  if (typeof iterable === 'string' || typeof (iterable as Iterable<unknown> | null)?.[Symbol.iterator] !== 'function') {
+    throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', allowedSandboxes)
+  }
+  const modes = [...new Set(iterable as Iterable<unknown>)]
+  const notAString = modes.find((mode) => typeof mode !== 'string')
+  if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
+  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, call))
+}
+
+/** Drops every backend registered from JS and restores the three built-ins. */
+export function resetRegistry(): void {
+  binding.resetRegistry(scope)
+}

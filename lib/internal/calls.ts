@@ -1,0 +1,89 @@
+import type { NativeCaller } from '../binding.js'
+import { binding, scope } from './native.js'
+import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
+
+/** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
+const FAILURE_MARKER = '@@phone-a-friend/relay@@'
+
+type NativeFailure =
+  | { kind: 'relay'; code: RelayErrorCode; message: string; backend?: string; causeHandle?: number }
+  | { kind: 'thrown'; handle: number }
+  | { kind: 'aborted' }
+
+/** What one relay call keeps on the JS side while it runs. */
+export interface CallRecord {
+  /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
+  readonly thrown: Map<number, unknown>
+  readonly signal?: AbortSignal
+}
+
+const calls = new Map<number, CallRecord>()
+let lastTag = 0
+
+export function callRecord(tag: number): CallRecord | undefined {
+  return calls.get(tag)
+}
+
+/** Keeps a thrown value for the call and returns its handle. */
+export function keepThrown(record: CallRecord, value: unknown): number {
+  const handle = record.thrown.size + 1
+  record.thrown.set(handle, value)
+  return handle
+}
+
+function nextTag(): number {
+  lastTag = lastTag >= 0xffff_fffe ? 1 : lastTag + 1
+  return lastTag
+}
+
+function environment(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (typeof value === 'string') env[key] = value
+  }
+  return env
+}
+
+/**
+ * Runs one native call: snapshots the environment and cwd on this thread, bridges the
+ * AbortSignal to a native cancellation token, and turns a native failure into what the caller
+ * must see.
+ */
+export async function callNative<T>(signal: AbortSignal | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
+  if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
+  const tag = nextTag()
+  const record: CallRecord = { thrown: new Map(), signal }
+  calls.set(tag, record)
+  const cancelId = signal ? binding.openCancelToken() : undefined
+  const onAbort = (): void => binding.cancel(cancelId as number)
+  signal?.addEventListener('abort', onAbort, { once: true })
+  try {
+    return await start({ scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId })
+  } catch (error) {
+    throw fromNative(error, record)
+  } finally {
+    calls.delete(tag)
+    if (signal) {
+      signal.removeEventListener('abort', onAbort)
+      binding.closeCancelToken(cancelId as number)
+    }
+  }
+}
+
+/** Turns a native failure into a `RelayError`, an `AbortError` or the value a backend threw. */
+export function fromNative(error: unknown, record?: CallRecord): unknown {
+  if (!(error instanceof Error) || !error.message.startsWith(FAILURE_MARKER)) return error
+  const failure = JSON.parse(error.message.slice(FAILURE_MARKER.length)) as NativeFailure
+  switch (failure.kind) {
+    case 'thrown':
+      return record?.thrown.get(failure.handle)
+    case 'aborted':
+      return new AbortError(undefined, { cause: record?.signal?.reason })
+    case 'relay': {
+      const { message, code, backend, causeHandle } = failure
+      if (backend === undefined) return new RelayError(message, code)
+      const cause = causeHandle === undefined ? new BackendError(message) : record?.thrown.get(causeHandle)
+      return new RelayError(message, code, { backend, cause })
+    }
+  }
+}

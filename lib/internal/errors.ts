@@ -1,0 +1,73 @@
+/** Every code a `RelayError` can carry (SPEC 7). */
+export type RelayErrorCode =
+  | 'ERR_PROMPT_REQUIRED'
+  | 'ERR_INVALID_TIMEOUT'
+  | 'ERR_INVALID_REPO'
+  | 'ERR_UNSUPPORTED_BACKEND'
+  | 'ERR_INVALID_SANDBOX'
+  | 'ERR_CONTEXT_CONFLICT'
+  | 'ERR_CONTEXT_FILE'
+  | 'ERR_TOO_LARGE'
+  | 'ERR_DEPTH_LIMIT'
+  | 'ERR_GIT_DIFF'
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_BACKEND_TIMEOUT'
+  | 'ERR_BACKEND_FAILED'
+  | 'ERR_BACKEND_NO_OUTPUT'
+  | 'ERR_INTERNAL'
+
+export interface RelayErrorOptions {
+  /** The backend that failed, for errors a backend reported. */
+  backend?: string
+  /** The original error (for a JS backend: the `BackendError` it threw). */
+  cause?: unknown
+}
+
+/** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
+export class RelayError extends Error {
+  override readonly name = 'RelayError' as const
+  readonly code: RelayErrorCode
+  readonly backend?: string
+
+  constructor(message: string, code: RelayErrorCode = 'ERR_BACKEND_FAILED', options: RelayErrorOptions = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined)
+    this.code = code
+    if (options.backend !== undefined) this.backend = options.backend
+  }
+}
+
+/** What a backend written in JS throws to report a failure; the relay turns it into a `RelayError`. */
+export class BackendError extends Error {
+  override readonly name: string = 'BackendError'
+}
+
+/** Node's usual cancellation error: `name` 'AbortError', `code` 'ABORT_ERR', `cause` the signal's reason. */
+export class AbortError extends Error {
+  override readonly name = 'AbortError' as const
+  readonly code = 'ABORT_ERR' as const
+
+  constructor(message = 'The operation was aborted', options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** A `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code, for arguments of the wrong type. */
+export function invalidArgType(name: string, expected: string, actual: unknown): TypeError {
+  const error = new TypeError(`The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(actual)}`)
+  Object.defineProperty(error, 'code', { value: 'ERR_INVALID_ARG_TYPE', enumerable: true, writable: true, configurable: true })
+  return error
+}
+
+/** How Node's own argument errors describe a received value. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`
+  if (typeof value === 'object') {
+    const constructorName = (value as { constructor?: { name?: string } }).constructor?.name
+    return constructorName ? `an instance of ${constructorName}` : 'an object'
+  }
+  let shown = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value)
+  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`
+  return `type ${typeof value} (${shown})`
+}

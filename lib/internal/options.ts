@@ -1,0 +1,152 @@
+import type { NativeRelayOptions, NativeReviewOptions } from '../binding.js'
+import { invalidArgType } from './errors.js'
+
+/** How much a backend may touch. Built-in backends accept all three. */
+export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
+
+export interface RelayOptions {
+  /** What to ask. Must not be blank. */
+  prompt: string
+  /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
+  repoPath: string
+  /**
+   * Backend name: `codex`, `gemini`, `ollama` or one passed to `registerBackend()`.
+   * @default 'codex'
+   */
+  backend?: string
+  /** A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed). */
+  contextFile?: string | null
+  /** Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`. */
+  contextText?: string | null
+  /**
+   * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+   * @default false
+   */
+  includeDiff?: boolean
+  /**
+   * Seconds the backend may take; a finite number greater than zero.
+   * @default 600
+   */
+  timeoutSeconds?: number
+  /** Model name passed to the backend; the backend's own default when absent. */
+  model?: string | null
+  /**
+   * What the backend may change in the repository.
+   * @default 'read-only'
+   */
+  sandbox?: SandboxMode
+  /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
+  signal?: AbortSignal
+}
+
+export interface ReviewRelayOptions {
+  /** The repository to review; relative paths resolve against `process.cwd()`. */
+  repoPath: string
+  /**
+   * Backend name.
+   * @default 'codex'
+   */
+  backend?: string
+  /**
+   * The branch or commit to diff against (`git diff <base>...HEAD`).
+   * @default the first of `main`, `master` that exists, else `HEAD~1`
+   */
+  base?: string
+  /**
+   * Review instructions.
+   * @default 'Review the following changes.'
+   */
+  prompt?: string
+  /**
+   * Seconds the backend may take; a finite number greater than zero.
+   * @default 600
+   */
+  timeoutSeconds?: number
+  /** Model name passed to the backend. */
+  model?: string | null
+  /**
+   * What the backend may change in the repository.
+   * @default 'read-only'
+   */
+  sandbox?: SandboxMode
+  /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
+  signal?: AbortSignal
+}
+
+type Fields = Record<string, unknown>
+
+function objectArgument(value: unknown, name: string): Fields {
+  if (typeof value !== 'object' || value === null) throw invalidArgType(name, 'of type object', value)
+  return value as Fields
+}
+
+function requiredString(options: Fields, key: string): string {
+  const value = options[key]
+  if (typeof value !== 'string') throw invalidArgType(`options.${key}`, 'of type string', value)
+  return value
+}
+
+/** A string, or `undefined` for an absent (`undefined` or `null`) option. */
+function optionalString(options: Fields, key: string): string | undefined {
+  const value = options[key]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw invalidArgType(`options.${key}`, 'of type string', value)
+  return value
+}
+
+function optionalBoolean(options: Fields, key: string): boolean | undefined {
+  const value = options[key]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'boolean') throw invalidArgType(`options.${key}`, 'of type boolean', value)
+  return value
+}
+
+/** Any value that is not a number is not a finite number > 0: the core reports ERR_INVALID_TIMEOUT in its turn. */
+function timeout(options: Fields): number | undefined {
+  const value = options.timeoutSeconds
+  if (value === undefined || value === null) return undefined
+  return typeof value === 'number' ? value : Number.NaN
+}
+
+export function signalOf(options: Fields): AbortSignal | undefined {
+  const value = options.signal
+  if (value === undefined || value === null) return undefined
+  if (!(value instanceof AbortSignal)) throw invalidArgType('options.signal', 'an instance of AbortSignal', value)
+  return value
+}
+
+export function nativeRelayOptions(input: unknown): { options: NativeRelayOptions; signal?: AbortSignal } {
+  const fields = objectArgument(input, 'options')
+  const options: NativeRelayOptions = {
+    // A missing prompt is an empty one: ERR_PROMPT_REQUIRED, as the original reported it.
+    prompt: fields.prompt === undefined || fields.prompt === null ? '' : requiredString(fields, 'prompt'),
+    repoPath: requiredString(fields, 'repoPath'),
+    backend: optionalString(fields, 'backend'),
+    contextFile: optionalString(fields, 'contextFile'),
+    contextText: optionalString(fields, 'contextText'),
+    includeDiff: optionalBoolean(fields, 'includeDiff'),
+    timeoutSeconds: timeout(fields),
+    model: optionalString(fields, 'model'),
+    sandbox: optionalString(fields, 'sandbox'),
+  }
+  return { options, signal: signalOf(fields) }
+}
+
+export function nativeReviewOptions(input: unknown): { options: NativeReviewOptions; signal?: AbortSignal } {
+  const fields = objectArgument(input, 'options')
+  const options: NativeReviewOptions = {
+    repoPath: requiredString(fields, 'repoPath'),
+    backend: optionalString(fields, 'backend'),
+    base: optionalString(fields, 'base'),
+    prompt: optionalString(fields, 'prompt'),
+    timeoutSeconds: timeout(fields),
+    model: optionalString(fields, 'model'),
+    sandbox: optionalString(fields, 'sandbox'),
+  }
+  return { options, signal: signalOf(fields) }
+}
+
+export function stringArgument(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw invalidArgType(name, 'of type string', value)
+  return value
+}

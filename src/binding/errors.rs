@@ -1,0 +1,61 @@
+//! The one place a relay failure becomes a JavaScript rejection. Async functions can only reject
+//! with napi's own status codes, so the failure travels as a marked JSON payload in the message;
+//! the JS wrapper (`lib/native-call.ts`) turns it into the `RelayError` / `AbortError` / the
+//! original thrown value.
+
+use napi::{Error, Status};
+use serde::Serialize;
+
+use crate::errors::{RelayError, RelayFailure};
+
+/// Must match `FAILURE_MARKER` in `lib/native-call.ts`.
+pub const FAILURE_MARKER: &str = "@@phone-a-friend/relay@@";
+
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum Payload<'a> {
+    #[serde(rename_all = "camelCase")]
+    Relay {
+        code: &'static str,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        backend: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cause_handle: Option<u32>,
+    },
+    Thrown {
+        handle: u32,
+    },
+    Aborted,
+}
+
+pub fn to_napi_error(failure: &RelayFailure) -> Error {
+    let payload = match failure {
+        RelayFailure::Relay(err) => relay_payload(err),
+        RelayFailure::Thrown(thrown) => Payload::Thrown {
+            handle: thrown.handle,
+        },
+        RelayFailure::Aborted => Payload::Aborted,
+    };
+    match serde_json::to_string(&payload) {
+        Ok(json) => Error::new(Status::GenericFailure, format!("{FAILURE_MARKER}{json}")),
+        Err(e) => Error::new(Status::GenericFailure, e.to_string()),
+    }
+}
+
+pub fn relay_error(err: &RelayError) -> Error {
+    to_napi_error(&RelayFailure::Relay(err.clone()))
+}
+
+fn relay_payload(err: &RelayError) -> Payload<'_> {
+    let cause_handle = match err {
+        RelayError::Backend { cause, .. } => cause.as_ref().map(|c| c.handle),
+        _ => None,
+    };
+    Payload::Relay {
+        code: err.code(),
+        message: err.to_string(),
+        backend: err.backend(),
+        cause_handle,
+    }
+}

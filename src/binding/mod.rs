@@ -1,0 +1,131 @@
+//! The napi surface. It only converts: JS values to core types, core failures to rejections.
+//! The public API (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
+
+mod cancel;
+mod errors;
+mod js_backend;
+mod scope;
+
+use std::collections::HashMap;
+
+use napi::Result;
+use napi_derive::napi;
+
+use crate::backend::Env;
+use crate::git::{self, GitEnv};
+use crate::limits;
+use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
+
+#[napi]
+pub const DEFAULT_TIMEOUT_SECONDS: u32 = limits::DEFAULT_TIMEOUT_SECONDS;
+#[napi]
+pub const DEFAULT_BACKEND: &str = limits::DEFAULT_BACKEND;
+#[napi]
+pub const DEFAULT_SANDBOX: &str = limits::DEFAULT_SANDBOX;
+#[napi]
+pub const MAX_RELAY_DEPTH: u32 = limits::MAX_RELAY_DEPTH;
+#[napi]
+pub const MAX_CONTEXT_FILE_BYTES: u32 = limits::MAX_CONTEXT_FILE_BYTES as u32;
+#[napi]
+pub const MAX_DIFF_BYTES: u32 = limits::MAX_DIFF_BYTES as u32;
+#[napi]
+pub const MAX_PROMPT_BYTES: u32 = limits::MAX_PROMPT_BYTES as u32;
+#[napi]
+pub const MAX_OUTPUT_BYTES: u32 = limits::MAX_OUTPUT_BYTES as u32;
+
+/// `relay()` options after the wrapper checked their JS types; `None` = the default.
+#[napi(object)]
+pub struct NativeRelayOptions {
+    pub prompt: String,
+    pub repo_path: String,
+    pub backend: Option<String>,
+    pub context_file: Option<String>,
+    pub context_text: Option<String>,
+    pub include_diff: Option<bool>,
+    pub timeout_seconds: Option<f64>,
+    pub model: Option<String>,
+    pub sandbox: Option<String>,
+}
+
+/// `reviewRelay()` options after the wrapper checked their JS types.
+#[napi(object)]
+pub struct NativeReviewOptions {
+    pub repo_path: String,
+    pub backend: Option<String>,
+    pub base: Option<String>,
+    pub prompt: Option<String>,
+    pub timeout_seconds: Option<f64>,
+    pub model: Option<String>,
+    pub sandbox: Option<String>,
+}
+
+/// Snapshotted on the JS thread when the call is made, so nothing reads the process's
+/// environment from another thread.
+#[napi(object)]
+pub struct NativeCaller {
+    pub scope: u32,
+    pub env: HashMap<String, String>,
+    pub cwd: String,
+    pub call_tag: u32,
+    pub cancel_id: Option<u32>,
+}
+
+fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, CallContext)> {
+    let (registry, warn) = scope::snapshot(caller.scope)?;
+    let context = CallContext {
+        env: caller.env.into_iter().collect::<Env>(),
+        cwd: caller.cwd,
+        cancel: cancel::token(caller.cancel_id),
+        warn,
+        tag: caller.call_tag,
+    };
+    Ok((registry, context))
+}
+
+#[napi]
+pub async fn relay(options: NativeRelayOptions, caller: NativeCaller) -> Result<String> {
+    let (registry, context) = call_context(caller)?;
+    let options = RelayOptions {
+        prompt: options.prompt,
+        repo_path: options.repo_path,
+        backend: options.backend,
+        context_file: options.context_file,
+        context_text: options.context_text,
+        include_diff: options.include_diff.unwrap_or(false),
+        timeout_seconds: options.timeout_seconds,
+        model: options.model,
+        sandbox: options.sandbox,
+    };
+    relay::relay(registry, options, context)
+        .await
+        .map_err(|failure| errors::to_napi_error(&failure))
+}
+
+#[napi]
+pub async fn review_relay(options: NativeReviewOptions, caller: NativeCaller) -> Result<String> {
+    let (registry, context) = call_context(caller)?;
+    let options = ReviewOptions {
+        repo_path: options.repo_path,
+        backend: options.backend,
+        base: options.base,
+        prompt: options.prompt,
+        timeout_seconds: options.timeout_seconds,
+        model: options.model,
+        sandbox: options.sandbox,
+    };
+    relay::review_relay(registry, options, context)
+        .await
+        .map_err(|failure| errors::to_napi_error(&failure))
+}
+
+/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`.
+#[napi]
+pub fn detect_default_branch(repo_path: String) -> String {
+    git::detect_default_branch(&repo_path, GitEnv::Inherit)
+}
+
+/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed.
+#[napi]
+pub fn git_diff_base(repo_path: String, base: String) -> Result<String> {
+    git::diff_against_base(&repo_path, &base, GitEnv::Inherit).map_err(|e| errors::relay_error(&e))
+}

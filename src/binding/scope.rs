@@ -1,0 +1,111 @@
+//! One scope per loaded JS module (the main thread and each worker load their own): its backend
+//! registry and where its warnings go. Threadsafe functions belong to one JS environment, so a
+//! backend registered in one worker is never called from another.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+use napi::bindgen_prelude::{Function, Promise};
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+
+use super::js_backend::{BackendCall, BackendOutcome, JsBackend};
+use crate::backends::builtins;
+use crate::registry::Registry;
+use crate::relay::Warn;
+
+type WarnFn = ThreadsafeFunction<String, (), String, Status, false, true>;
+
+struct ConsoleWarn(Arc<WarnFn>);
+
+impl Warn for ConsoleWarn {
+    /// Resolves once the JS sink has run, so the warning is printed before the fallback starts.
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let sink = self.0.clone();
+        Box::pin(async move {
+            // A closing environment cannot print; the relay goes on regardless.
+            let _ = sink.call_async(message).await;
+        })
+    }
+}
+
+struct Scope {
+    registry: Registry,
+    warn: Arc<dyn Warn>,
+}
+
+static NEXT_SCOPE: AtomicU32 = AtomicU32::new(1);
+static SCOPES: LazyLock<Mutex<HashMap<u32, Scope>>> = LazyLock::new(Mutex::default);
+
+fn scopes() -> MutexGuard<'static, HashMap<u32, Scope>> {
+    SCOPES.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn unknown_scope(id: u32) -> Error {
+    Error::new(Status::InvalidArg, format!("unknown relay scope {id}"))
+}
+
+/// The registry as it is now (cheap: a map of `Arc`s) and the warning sink of scope `id`.
+pub fn snapshot(id: u32) -> Result<(Registry, Arc<dyn Warn>)> {
+    scopes()
+        .get(&id)
+        .map(|scope| (scope.registry.clone(), scope.warn.clone()))
+        .ok_or_else(|| unknown_scope(id))
+}
+
+/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`).
+#[napi]
+pub fn create_scope(warn: Function<String, ()>) -> Result<u32> {
+    let sink = warn
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()?;
+    let id = NEXT_SCOPE.fetch_add(1, Ordering::Relaxed);
+    let scope = Scope {
+        registry: Registry::new(builtins()),
+        warn: Arc::new(ConsoleWarn(Arc::new(sink))),
+    };
+    scopes().insert(id, scope);
+    Ok(id)
+}
+
+/// Registers a JS backend, replacing any backend of the same name in this scope.
+#[napi]
+pub fn register_js_backend(
+    scope: u32,
+    name: String,
+    allowed_sandboxes: Vec<String>,
+    has_review: bool,
+    invoke: Function<BackendCall, Promise<BackendOutcome>>,
+) -> Result<()> {
+    // Weak: a registered backend must not keep Node alive once the work is done.
+    let invoke = invoke
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()?;
+    let backend = JsBackend {
+        name,
+        allowed_sandboxes,
+        has_review,
+        invoke: Arc::new(invoke),
+    };
+    let mut scopes = scopes();
+    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
+    scope.registry.register(Arc::new(backend));
+    Ok(())
+}
+
+/// Drops the JS backends of this scope and restores the built-ins.
+#[napi]
+pub fn reset_registry(scope: u32) -> Result<()> {
+    let mut scopes = scopes();
+    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
+    scope.registry = Registry::new(builtins());
+    Ok(())
+}
