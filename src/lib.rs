@@ -3,6 +3,8 @@
 
 pub mod backend;
 pub mod backends;
+// napi registers exports only outside `cfg(test)`; the bindings are tested from JS.
+#[cfg(not(test))]
 mod binding;
 pub mod bounded_text;
 pub mod context;
