@@ -38,6 +38,9 @@ export interface BackendOutcome {
 
 export declare function cancel(id: number): void
 
+/** Synchronous: looks the CLIs up on this process's PATH. */
+export declare function checkBackends(): InstalledBackends
+
 export declare function closeCancelToken(id: number): void
 
 /** Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`). */
@@ -54,6 +57,13 @@ export declare function detectDefaultBranch(repoPath: string): string
 
 /** Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed. */
 export declare function gitDiffBase(repoPath: string, base: string): string
+
+/** Whether each built-in backend's CLI is on the PATH. */
+export interface InstalledBackends {
+  codex: boolean
+  gemini: boolean
+  ollama: boolean
+}
 
 export declare const MAX_CONTEXT_FILE_BYTES: number
 

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.cancel = nativeBinding.cancel
+module.exports.checkBackends = nativeBinding.checkBackends
 module.exports.closeCancelToken = nativeBinding.closeCancelToken
 module.exports.createScope = nativeBinding.createScope
 module.exports.DEFAULT_BACKEND = nativeBinding.DEFAULT_BACKEND

@@ -25,5 +25,7 @@ export declare function reviewRelay(options: ReviewRelayOptions): Promise<string
 export declare function detectDefaultBranch(repoPath: string): string;
 /** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
 export declare function gitDiffBase(repoPath: string, base: string): string;
+/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+export declare function checkBackends(): Record<string, boolean>;
 /** Drops every backend registered from JS and restores the three built-ins. */
 export declare function _resetRegistry(): void;

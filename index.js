@@ -5,6 +5,7 @@ exports.relay = relay;
 exports.reviewRelay = reviewRelay;
 exports.detectDefaultBranch = detectDefaultBranch;
 exports.gitDiffBase = gitDiffBase;
+exports.checkBackends = checkBackends;
 exports._resetRegistry = _resetRegistry;
 /**
  * @phone-a-friend/relay: ask another coding agent (codex, gemini, ollama or your own backend)
@@ -58,6 +59,10 @@ function gitDiffBase(repoPath, base) {
     catch (error) {
         throw (0, calls_js_1.fromNative)(error);
     }
+}
+/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+function checkBackends() {
+    return { ...native_js_1.binding.checkBackends() };
 }
 /** Drops every backend registered from JS and restores the three built-ins. */
 function _resetRegistry() {

@@ -55,6 +55,11 @@ export function gitDiffBase(repoPath: string, base: string): string {
   }
 }
 
+/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+export function checkBackends(): Record<string, boolean> {
+  return { ...binding.checkBackends() }
+}
+
 /** Drops every backend registered from JS and restores the three built-ins. */
 export function _resetRegistry(): void {
   resetRegistry()

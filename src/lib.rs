@@ -16,4 +16,5 @@ pub mod limits;
 pub mod paths;
 pub mod registry;
 pub mod relay;
+pub mod subprocess;
 pub mod text;

@@ -12,12 +12,15 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static TOKENS: LazyLock<Mutex<HashMap<u32, CancellationToken>>> = LazyLock::new(Mutex::default);
 
 fn tokens() -> MutexGuard<'static, HashMap<u32, CancellationToken>> {
-    TOKENS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    TOKENS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The token of `id`, or a fresh one that never fires (no signal was given).
 pub fn token(id: Option<u32>) -> CancellationToken {
-    id.and_then(|id| tokens().get(&id).cloned()).unwrap_or_default()
+    id.and_then(|id| tokens().get(&id).cloned())
+        .unwrap_or_default()
 }
 
 #[napi]

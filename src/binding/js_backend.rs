@@ -61,7 +61,12 @@ pub struct JsBackend {
 }
 
 impl JsBackend {
-    async fn call(&self, call: BackendCall, timeout: Timeout, cancel: CancellationToken) -> BackendResult {
+    async fn call(
+        &self,
+        call: BackendCall,
+        timeout: Timeout,
+        cancel: CancellationToken,
+    ) -> BackendResult {
         let method = call.method.clone();
         let invoke = async {
             let promise = self.invoke.call_async(call).await?;
@@ -105,7 +110,10 @@ fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> BackendR
         }),
         (Some("relay"), _, Some(value)) => Err(BackendFailure::Thrown(value)),
         (Some("thrown"), Some(value), _) => Err(BackendFailure::Thrown(value)),
-        (Some("invalid"), _, _) => Err(BackendFailure::reported(BackendFailureKind::Failed, message)),
+        (Some("invalid"), _, _) => Err(BackendFailure::reported(
+            BackendFailureKind::Failed,
+            message,
+        )),
         _ => Err(BackendFailure::reported(
             BackendFailureKind::Failed,
             format!("Backend {name} {method}() settled without an answer"),
@@ -139,7 +147,11 @@ impl Backend for JsBackend {
         Box::pin(async move { self.call(call, timeout, cancel).await })
     }
 
-    fn review(self: Arc<Self>, request: &ReviewRequest, cancel: CancellationToken) -> Option<BackendFuture> {
+    fn review(
+        self: Arc<Self>,
+        request: &ReviewRequest,
+        cancel: CancellationToken,
+    ) -> Option<BackendFuture> {
         if !self.has_review {
             return None;
         }
@@ -152,10 +164,16 @@ impl Backend for JsBackend {
             timeout_seconds: timeout.seconds(),
             sandbox: request.sandbox.clone(),
             model: request.model.clone(),
-            env: request.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env: request
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),
         };
-        Some(Box::pin(async move { self.call(call, timeout, cancel).await }))
+        Some(Box::pin(
+            async move { self.call(call, timeout, cancel).await },
+        ))
     }
 }

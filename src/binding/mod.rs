@@ -129,3 +129,25 @@ pub fn detect_default_branch(repo_path: String) -> String {
 pub fn git_diff_base(repo_path: String, base: String) -> Result<String> {
     git::diff_against_base(&repo_path, &base, GitEnv::Inherit).map_err(|e| errors::relay_error(&e))
 }
+
+/// Whether each built-in backend's CLI is on the PATH.
+#[napi(object)]
+pub struct InstalledBackends {
+    pub codex: bool,
+    pub gemini: bool,
+    pub ollama: bool,
+}
+
+/// Synchronous: looks the CLIs up on this process's PATH.
+#[napi]
+pub fn check_backends() -> InstalledBackends {
+    let env: Env = std::env::vars_os()
+        .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+        .collect();
+    let [(_, codex), (_, gemini), (_, ollama)] = crate::backends::installed_clis(&env);
+    InstalledBackends {
+        codex,
+        gemini,
+        ollama,
+    }
+}

@@ -42,7 +42,9 @@ static NEXT_SCOPE: AtomicU32 = AtomicU32::new(1);
 static SCOPES: LazyLock<Mutex<HashMap<u32, Scope>>> = LazyLock::new(Mutex::default);
 
 fn scopes() -> MutexGuard<'static, HashMap<u32, Scope>> {
-    SCOPES.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    SCOPES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn unknown_scope(id: u32) -> Error {

@@ -1,0 +1,914 @@
+//! Runs one CLI as a child process, the way every subprocess backend needs it (SPEC 8): no
+//! shell, its own process group, stdin written while stdout and stderr are read, output kept
+//! up to a limit and counted past it, and the whole group killed on timeout, cancellation or
+//! drop, so no grandchild outlives the call.
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsString};
+use std::future::Future;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use thiserror::Error;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::time::{sleep, Instant};
+use tokio_util::sync::CancellationToken;
+
+use crate::bounded_text::{BoundedText, Measured};
+
+/// How long a group gets between SIGTERM and SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(500);
+/// Longest pause between two looks at a group that was sent SIGTERM.
+const LONGEST_POLL: Duration = Duration::from_millis(20);
+/// How long the pipes are still read once the leader has exited and its group was killed:
+/// only a process that left the group (`setsid`) can keep them open that long.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+/// Bound on reaping a SIGKILLed leader (one stuck in the kernel is left to tokio's reaper).
+const REAP_LIMIT: Duration = Duration::from_secs(2);
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What the child reads on stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StdinSource {
+    /// `/dev/null`.
+    Null,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+}
+
+/// One process to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessSpec {
+    /// An absolute path, already resolved (see [`find_executable`]); never run through a shell.
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// The child's entire environment: nothing of the relay's own is inherited.
+    pub env: BTreeMap<String, String>,
+    pub stdin: StdinSource,
+    /// Counted from the spawn; past it the group is killed and the call is `TimedOut`.
+    pub timeout: Duration,
+    /// Bytes of text kept per stream; the rest is counted and dropped.
+    pub output_limit: usize,
+}
+
+/// How the child ended and what it printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessOutput {
+    /// The exit code; `None` when a signal ended it.
+    pub code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    pub stdout: Measured,
+    pub stderr: Measured,
+}
+
+#[derive(Debug, Error)]
+pub enum ProcessError {
+    /// The process could not be started: `NotFound` when the program, its `#!` interpreter or
+    /// the working directory does not exist.
+    #[error("failed to start the process: {0}")]
+    Spawn(#[source] io::Error),
+    #[error("the process timed out")]
+    TimedOut,
+    #[error("the process was cancelled")]
+    Cancelled,
+    #[error("I/O with the process failed: {0}")]
+    Io(#[source] io::Error),
+}
+
+/// Runs `spec` to completion, timeout or cancellation. Whatever happens, including this future
+/// being dropped, the child's process group is killed before or as the call ends.
+pub async fn run_process(
+    spec: ProcessSpec,
+    cancel: &CancellationToken,
+) -> Result<ProcessOutput, ProcessError> {
+    if cancel.is_cancelled() {
+        return Err(ProcessError::Cancelled);
+    }
+    let ProcessSpec {
+        program,
+        args,
+        cwd,
+        env,
+        stdin,
+        timeout,
+        output_limit,
+    } = spec;
+    let (stdin_mode, stdin_bytes) = match stdin {
+        StdinSource::Null => (Stdio::null(), None),
+        StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
+    };
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(stdin_mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // The child leads a new group, so one signal reaches everything it starts.
+        .process_group(0);
+    let mut command = Command::from(command);
+    command.kill_on_drop(true);
+    let mut child = command.spawn().map_err(ProcessError::Spawn)?;
+    // Declared after `child` so it drops first: the group is killed while the leader is not yet
+    // reaped, and so while its id cannot have been reused.
+    let mut group = match child.id().and_then(|id| i32::try_from(id).ok()) {
+        Some(pid) => GroupGuard {
+            pgid: pid,
+            armed: true,
+        },
+        None => {
+            return Err(ProcessError::Io(io::Error::other(
+                "the child has no process id",
+            )))
+        }
+    };
+
+    let stdin_pipe = child.stdin.take();
+    let stdout_pipe = child.stdout.take();
+    let stderr_pipe = child.stderr.take();
+    let mut stdout = BoundedText::new(output_limit);
+    let mut stderr = BoundedText::new(output_limit);
+    let status = {
+        // All three at once: a child may fill stdout before it reads stdin, or never read it.
+        let io = async {
+            tokio::try_join!(
+                read_stream(stdout_pipe, &mut stdout),
+                read_stream(stderr_pipe, &mut stderr),
+                write_stdin(stdin_pipe, stdin_bytes),
+            )
+            .map(|_| ())
+        };
+        supervise(&mut child, &mut group, io, timeout, cancel).await?
+    };
+    Ok(ProcessOutput {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+    })
+}
+
+/// Waits for the leader to exit and the pipes to close, whichever comes last, unless the
+/// timeout or the token ends it first. Every path leaves the group killed and `group` disarmed.
+async fn supervise(
+    child: &mut Child,
+    group: &mut GroupGuard,
+    io: impl Future<Output = io::Result<()>>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<ExitStatus, ProcessError> {
+    tokio::pin!(io);
+    // `sleep` saturates huge durations to "far future" rather than overflowing.
+    let timer = sleep(timeout);
+    tokio::pin!(timer);
+    let drain = sleep(Duration::MAX);
+    tokio::pin!(drain);
+    let mut status = None;
+    let mut io_done = false;
+    loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                group.terminate(child).await;
+                return Err(ProcessError::Cancelled);
+            }
+            // Once the leader has exited its status is the answer, whatever the clock says.
+            () = &mut timer, if status.is_none() => {
+                group.terminate(child).await;
+                return Err(ProcessError::TimedOut);
+            }
+            exited = child.wait(), if status.is_none() => match exited {
+                Ok(exit) => {
+                    // What is left of the group can only hold our pipes open: end it now.
+                    group.kill();
+                    status = Some(exit);
+                    drain.as_mut().reset(Instant::now() + DRAIN_AFTER_EXIT);
+                }
+                Err(e) => {
+                    group.terminate(child).await;
+                    return Err(ProcessError::Io(e));
+                }
+            },
+            done = &mut io, if !io_done => {
+                if let Err(e) = done {
+                    group.terminate(child).await;
+                    return Err(ProcessError::Io(e));
+                }
+                io_done = true;
+            }
+            // A process that left the group still holds a pipe: keep what was read.
+            () = &mut drain, if status.is_some() && !io_done => io_done = true,
+        }
+        if let (true, Some(exit)) = (io_done, status) {
+            group.disarm();
+            return Ok(exit);
+        }
+    }
+}
+
+/// Reads a stream to its end into `text`, which keeps what fits and counts the rest.
+async fn read_stream<R: AsyncRead + Unpin>(
+    stream: Option<R>,
+    text: &mut BoundedText,
+) -> io::Result<()> {
+    let Some(mut stream) = stream else {
+        return Ok(());
+    };
+    let mut buf = vec![0; READ_CHUNK];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => return Ok(()),
+            Ok(n) => text.push(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes the whole input, then closes the pipe so the child sees end of file.
+async fn write_stdin(pipe: Option<ChildStdin>, bytes: Option<Vec<u8>>) -> io::Result<()> {
+    let (Some(mut pipe), Some(bytes)) = (pipe, bytes) else {
+        return Ok(());
+    };
+    match pipe.write_all(&bytes).await {
+        // The child exited or closed stdin without reading it all: its exit status tells.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+    // `pipe` drops here, closing the child's stdin.
+}
+
+/// The child's process group, killed with SIGKILL when dropped while still armed.
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    /// SIGKILL to every process left in the group.
+    fn kill(&self) {
+        if self.armed {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+
+    /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, SIGKILL to whatever is left,
+    /// then reaps the leader.
+    async fn terminate(&mut self, child: &mut Child) {
+        if self.armed && signal_group(self.pgid, libc::SIGTERM) {
+            let give_up = Instant::now() + TERM_GRACE;
+            let mut pause = Duration::from_millis(1);
+            loop {
+                match group_state(self.pgid, child) {
+                    GroupState::Empty => break,
+                    // Members that are all zombies hold the id, so the SIGKILL below is safe.
+                    GroupState::OnlyZombies => {
+                        signal_group(self.pgid, libc::SIGKILL);
+                        break;
+                    }
+                    GroupState::Alive => {}
+                }
+                let now = Instant::now();
+                if now >= give_up {
+                    signal_group(self.pgid, libc::SIGKILL);
+                    break;
+                }
+                sleep(pause.min(give_up - now)).await;
+                pause = (pause * 2).min(LONGEST_POLL);
+            }
+        }
+        // The leader is dead or dying by now; reap it so no zombie of ours is left.
+        let _ = tokio::time::timeout(REAP_LIMIT, child.wait()).await;
+        self.disarm();
+    }
+
+    /// The group was dealt with: never signal its id again (it may be reused once empty).
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // The future was dropped mid-flight: leave nothing of the group running.
+        self.kill();
+    }
+}
+
+/// Sends `signal` to the group; `false` when the group has no member left.
+fn signal_group(pgid: i32, signal: libc::c_int) -> bool {
+    // `kill(0, …)` and `kill(-1, …)` would reach our own group or every process we may signal.
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: `kill` takes plain integers and touches no memory of ours.
+    let result = unsafe { libc::kill(-pgid, signal) };
+    // EPERM still means a member exists; only ESRCH says the group is gone.
+    result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+enum GroupState {
+    Empty,
+    OnlyZombies,
+    Alive,
+}
+
+fn group_state(pgid: i32, child: &mut Child) -> GroupState {
+    // Reap the leader if it has exited, or its own zombie would keep the group non-empty.
+    let leader_running = matches!(child.try_wait(), Ok(None));
+    if !signal_group(pgid, 0) {
+        return GroupState::Empty;
+    }
+    if leader_running {
+        return GroupState::Alive;
+    }
+    // Orphans are reparented to init, which may take its time reaping them (here it takes
+    // seconds): look past their zombies so a cancel that killed everything returns at once.
+    match has_live_member(pgid) {
+        Some(false) => GroupState::OnlyZombies,
+        _ => GroupState::Alive,
+    }
+}
+
+/// Whether a process of group `pgid` is still running (not a zombie); `None` if unknown.
+#[cfg(target_os = "linux")]
+fn has_live_member(pgid: i32) -> Option<bool> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        // A process that exited since the listing has no stat any more: skip it.
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some((state, pgrp)) = parse_stat(&stat) {
+            if pgrp == pgid && state != b'Z' && state != b'X' {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn has_live_member(_pgid: i32) -> Option<bool> {
+    None
+}
+
+/// State letter and process group from `/proc/<pid>/stat`: `pid (comm) S ppid pgrp …`, where
+/// `comm` may itself contain spaces and parentheses.
+#[cfg(target_os = "linux")]
+fn parse_stat(stat: &[u8]) -> Option<(u8, i32)> {
+    let after_comm = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+    let mut fields = after_comm
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    let state = *fields.next()?.first()?;
+    let _ppid = fields.next()?;
+    let pgrp = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Reads a file (e.g. codex's `--output-last-message` answer file) as the pipes are read: at
+/// most `limit` bytes of text kept, the exact trimmed size counted.
+pub async fn read_bounded_file(path: &Path, limit: usize) -> io::Result<Measured> {
+    let path = path.to_path_buf();
+    // Regular file reads block; keep them off the runtime's threads.
+    tokio::task::spawn_blocking(move || read_bounded_file_blocking(&path, limit))
+        .await
+        .map_err(io::Error::other)?
+}
+
+fn read_bounded_file_blocking(path: &Path, limit: usize) -> io::Result<Measured> {
+    let mut file = std::fs::File::open(path)?;
+    let mut text = BoundedText::new(limit);
+    let mut buf = vec![0; READ_CHUNK];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(text.finish()),
+            Ok(n) => text.push(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
+/// the relay's own), like `which`. `name` is a bare command name; relative `PATH` entries
+/// (including empty ones, meaning the current directory) are skipped, since the result must
+/// not depend on the relay's working directory.
+pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let path = env.get("PATH")?;
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable_file(candidate))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    // `metadata` follows symlinks, as exec does.
+    if !path.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Instant as StdInstant;
+    use tempfile::TempDir;
+
+    const MIB: usize = 1024 * 1024;
+
+    struct Fixture {
+        dir: TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            Fixture {
+                dir: tempfile::tempdir().expect("temp dir"),
+            }
+        }
+
+        fn path(&self, name: &str) -> PathBuf {
+            self.dir.path().join(name)
+        }
+
+        /// A fake CLI: a `#!/bin/sh` script, executable.
+        fn script(&self, name: &str, body: &str) -> PathBuf {
+            let path = self.path(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            path
+        }
+
+        fn spec(&self, program: PathBuf) -> ProcessSpec {
+            ProcessSpec {
+                program,
+                args: Vec::new(),
+                cwd: self.dir.path().to_path_buf(),
+                env: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
+                stdin: StdinSource::Null,
+                timeout: Duration::from_secs(20),
+                output_limit: 8 * MIB,
+            }
+        }
+
+        /// A spec whose script gets a pid file path as `$1`.
+        fn spec_with_pid_file(&self, program: PathBuf) -> (ProcessSpec, PathBuf) {
+            let pid_file = self.path("pids");
+            let mut spec = self.spec(program);
+            spec.args = vec![pid_file.clone().into_os_string()];
+            (spec, pid_file)
+        }
+    }
+
+    async fn run(spec: ProcessSpec) -> Result<ProcessOutput, ProcessError> {
+        run_with(spec, &CancellationToken::new()).await
+    }
+
+    /// `run_process`, retrying ETXTBSY: another test's fork can briefly hold a just-written
+    /// script open for writing.
+    async fn run_with(
+        spec: ProcessSpec,
+        cancel: &CancellationToken,
+    ) -> Result<ProcessOutput, ProcessError> {
+        let mut attempts = 0;
+        loop {
+            match run_process(spec.clone(), cancel).await {
+                Err(ProcessError::Spawn(e))
+                    if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 50 =>
+                {
+                    attempts += 1;
+                    sleep(Duration::from_millis(10)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn ok(result: Result<ProcessOutput, ProcessError>) -> ProcessOutput {
+        match result {
+            Ok(output) => output,
+            Err(e) => panic!("expected output, got {e:?}"),
+        }
+    }
+
+    /// Distinct bytes with no whitespace at either end, so the echo must match exactly.
+    fn pattern(len: usize) -> Vec<u8> {
+        let mut bytes: Vec<u8> = (0..len).map(|i| b"abcdefghij\n"[i % 11]).collect();
+        if let Some(last) = bytes.last_mut() {
+            *last = b'z';
+        }
+        bytes
+    }
+
+    /// Pids the script wrote to the pid file, waiting for it to be written.
+    async fn read_pids(file: &Path) -> Vec<i32> {
+        for _ in 0..500 {
+            if let Ok(text) = std::fs::read_to_string(file) {
+                if text.ends_with('\n') {
+                    return text
+                        .split_whitespace()
+                        .map(|p| p.parse().expect("pid"))
+                        .collect();
+                }
+            }
+            sleep(Duration::from_millis(5)).await;
+        }
+        panic!("no pid file at {}", file.display());
+    }
+
+    /// Running and not a zombie (init may be slow to reap orphans).
+    #[cfg(target_os = "linux")]
+    fn is_alive(pid: i32) -> bool {
+        match std::fs::read(format!("/proc/{pid}/stat")) {
+            Ok(stat) => parse_stat(&stat).is_some_and(|(state, _)| state != b'Z' && state != b'X'),
+            Err(_) => false,
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn is_alive(pid: i32) -> bool {
+        // SAFETY: plain integers; signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    /// Whether `pid` is dead within `limit` (a SIGKILL is delivered asynchronously).
+    async fn dies_within(pid: i32, limit: Duration) -> bool {
+        let start = StdInstant::now();
+        while start.elapsed() < limit {
+            if !is_alive(pid) {
+                return true;
+            }
+            sleep(Duration::from_millis(5)).await;
+        }
+        false
+    }
+
+    /// Kills what a test started (`pids[0]` leads its group) so a failed assertion leaves
+    /// nothing running.
+    fn cleanup(pids: &[i32]) {
+        if let Some(&leader) = pids.first() {
+            signal_group(leader, libc::SIGKILL);
+        }
+        for &pid in pids.iter().filter(|&&pid| pid > 1) {
+            // SAFETY: plain integers; `pid` is a process this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_exit_codes_and_trimmed_stdout() {
+        let fx = Fixture::new();
+        let zero = ok(run(fx.spec(fx.script("zero", "printf '  hello \\n'; exit 0"))).await);
+        assert_eq!((zero.code, zero.signal), (Some(0), None));
+        assert_eq!(zero.stdout.text, "hello");
+        assert_eq!(zero.stdout.trimmed_len, 5);
+        let three = ok(run(fx.spec(fx.script("three", "exit 3"))).await);
+        assert_eq!((three.code, three.signal), (Some(3), None));
+        assert_eq!(three.stdout.trimmed_len, 0);
+    }
+
+    #[tokio::test]
+    async fn captures_stderr_apart_from_stdout() {
+        let fx = Fixture::new();
+        let script = fx.script("err", "echo out; echo 'it broke' >&2; exit 1");
+        let output = ok(run(fx.spec(script)).await);
+        assert_eq!(output.code, Some(1));
+        assert_eq!(output.stdout.text, "out");
+        assert_eq!(output.stderr.text, "it broke");
+    }
+
+    #[tokio::test]
+    async fn reports_the_signal_that_ended_the_child() {
+        let fx = Fixture::new();
+        let output = ok(run(fx.spec(fx.script("killed", "kill -KILL $$"))).await);
+        assert_eq!((output.code, output.signal), (None, Some(libc::SIGKILL)));
+    }
+
+    #[tokio::test]
+    async fn child_gets_exactly_the_given_env_and_cwd() {
+        let fx = Fixture::new();
+        let script = fx.script(
+            "env",
+            "printf '%s|%s|%s' \"$FOO\" \"${HOME-unset}\" \"$(pwd -P)\"",
+        );
+        let mut spec = fx.spec(script);
+        spec.env.insert("FOO".into(), "bar baz".into());
+        let output = ok(run(spec).await);
+        let cwd = fx.dir.path().canonicalize().expect("canonical temp dir");
+        assert_eq!(
+            output.stdout.text,
+            format!("bar baz|unset|{}", cwd.display())
+        );
+    }
+
+    #[tokio::test]
+    async fn delivers_300k_of_stdin_whole() {
+        let fx = Fixture::new();
+        let input = pattern(300_000);
+        let mut spec = fx.spec(fx.script("cat", "exec cat"));
+        spec.stdin = StdinSource::Bytes(input.clone());
+        let output = ok(run(spec).await);
+        assert_eq!(output.code, Some(0));
+        assert_eq!(output.stdout.text.as_bytes(), &input[..]);
+    }
+
+    // On the multi-threaded runtime, as under napi.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn delivers_8_mib_of_stdin_to_a_child_that_writes_first() {
+        let fx = Fixture::new();
+        // 1 MiB to stdout before stdin is read: writing stdin first would deadlock.
+        let script = fx.script(
+            "chatty",
+            "head -c 1048576 /dev/zero | tr '\\0' y; cat > \"$1\"; wc -c < \"$1\" >&2",
+        );
+        let copy = fx.path("copy");
+        let mut spec = fx.spec(script);
+        spec.args = vec![copy.clone().into_os_string()];
+        let input = pattern(8 * MIB);
+        spec.stdin = StdinSource::Bytes(input.clone());
+        let output = ok(run(spec).await);
+        assert_eq!(output.code, Some(0));
+        assert_eq!(output.stdout.trimmed_len, MIB as u64);
+        assert_eq!(output.stderr.text, (8 * MIB).to_string());
+        assert!(
+            std::fs::read(&copy).expect("copy") == input,
+            "stdin arrived altered"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_child_that_ignores_stdin_is_not_an_error() {
+        let fx = Fixture::new();
+        let mut spec = fx.spec(fx.script("deaf", "echo done"));
+        spec.stdin = StdinSource::Bytes(pattern(8 * MIB));
+        let output = ok(run(spec).await);
+        assert_eq!(output.code, Some(0));
+        assert_eq!(output.stdout.text, "done");
+    }
+
+    #[tokio::test]
+    async fn counts_200_mb_of_stdout_without_keeping_it() {
+        let fx = Fixture::new();
+        let size: u64 = 200 * 1024 * 1024;
+        let script = fx.script("flood", &format!("exec head -c {size} /dev/zero"));
+        let started = StdInstant::now();
+        let output = ok(run(fx.spec(script)).await);
+        assert_eq!(output.code, Some(0));
+        assert!(output.stdout.text.len() <= 8 * MIB);
+        assert_eq!(output.stdout.trimmed_len, size);
+        if let Some(peak) = peak_rss() {
+            // Buffering the stream would need 200 MB on its own.
+            assert!(peak < 150 * MIB as u64, "peak RSS {peak} bytes");
+        }
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+
+    /// The process's peak resident memory, where the platform tells.
+    fn peak_rss() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+
+    #[tokio::test]
+    async fn times_out_a_sleeping_child() {
+        let fx = Fixture::new();
+        let mut spec = fx.spec(fx.script("sleepy", "sleep 30"));
+        spec.timeout = Duration::from_millis(300);
+        let started = StdInstant::now();
+        let result = run(spec).await;
+        let elapsed = started.elapsed();
+        assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+        assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_grandchildren() {
+        let fx = Fixture::new();
+        let script = fx.script("parent", "sleep 30 & echo $$ $! > \"$1\"; sleep 30");
+        let (mut spec, pid_file) = fx.spec_with_pid_file(script);
+        spec.timeout = Duration::from_millis(300);
+        let result = run(spec).await;
+        let pids = read_pids(&pid_file).await;
+        let dead = dies_within(pids[1], Duration::from_secs(1)).await;
+        cleanup(&pids);
+        assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+        assert!(dead, "grandchild {} survived the timeout", pids[1]);
+    }
+
+    // On the multi-threaded runtime, as under napi.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancel_kills_the_group_promptly() {
+        let fx = Fixture::new();
+        let script = fx.script("parent", "sleep 30 & echo $$ $! > \"$1\"; sleep 30");
+        let (spec, pid_file) = fx.spec_with_pid_file(script);
+        let cancel = CancellationToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            async move {
+                let pids = read_pids(&pid_file).await;
+                cancel.cancel();
+                (pids, StdInstant::now())
+            }
+        };
+        let (result, (pids, cancelled_at)) = tokio::join!(run_with(spec, &cancel), canceller);
+        let latency = cancelled_at.elapsed();
+        let leader_dead = !is_alive(pids[0]);
+        let grandchild_dead = dies_within(pids[1], Duration::from_secs(1)).await;
+        cleanup(&pids);
+        assert!(matches!(result, Err(ProcessError::Cancelled)), "{result:?}");
+        // Both die on SIGTERM: no waiting out the grace period.
+        assert!(latency < Duration::from_millis(200), "{latency:?}");
+        assert!(leader_dead && grandchild_dead, "{pids:?} survived");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_token_starts_nothing() {
+        let fx = Fixture::new();
+        let marker = fx.path("ran");
+        let mut spec = fx.spec(fx.script("touch", "touch \"$1\""));
+        spec.args = vec![marker.clone().into_os_string()];
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let result = run_with(spec, &cancel).await;
+        assert!(matches!(result, Err(ProcessError::Cancelled)), "{result:?}");
+        assert!(!marker.exists());
+    }
+
+    #[tokio::test]
+    async fn sigkill_follows_an_ignored_sigterm_after_the_grace() {
+        let fx = Fixture::new();
+        let script = fx.script(
+            "stubborn",
+            "trap '' TERM; sleep 30 & echo $$ $! > \"$1\"; wait",
+        );
+        let (mut spec, pid_file) = fx.spec_with_pid_file(script);
+        spec.timeout = Duration::from_millis(200);
+        let started = StdInstant::now();
+        let result = run(spec).await;
+        let elapsed = started.elapsed();
+        let pids = read_pids(&pid_file).await;
+        let leader_dead = !is_alive(pids[0]);
+        let grandchild_dead = dies_within(pids[1], Duration::from_secs(1)).await;
+        cleanup(&pids);
+        assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+        assert!(
+            elapsed >= Duration::from_millis(200) + TERM_GRACE,
+            "{elapsed:?}"
+        );
+        assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+        assert!(leader_dead && grandchild_dead, "{pids:?} survived");
+    }
+
+    #[tokio::test]
+    async fn a_grandchild_holding_stdout_does_not_outlive_its_leader() {
+        let fx = Fixture::new();
+        let script = fx.script("leaver", "sleep 30 & echo $$ $! > \"$1\"; echo done");
+        let (spec, pid_file) = fx.spec_with_pid_file(script);
+        let started = StdInstant::now();
+        let result = run(spec).await;
+        let elapsed = started.elapsed();
+        let pids = read_pids(&pid_file).await;
+        let dead = dies_within(pids[1], Duration::from_secs(1)).await;
+        cleanup(&pids);
+        let output = ok(result);
+        assert_eq!(
+            (output.code, output.stdout.text.as_str()),
+            (Some(0), "done")
+        );
+        assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
+        assert!(dead, "grandchild {} survived", pids[1]);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_process_that_left_the_group_cannot_hold_the_pipes_for_long() {
+        let fx = Fixture::new();
+        // `setsid` puts the sleeper out of reach of the group kill; it keeps stdout open.
+        let script = fx.script(
+            "escaper",
+            "setsid sh -c 'echo $$ > \"$1\"; exec sleep 30' sh \"$1\" &\n\
+             while [ ! -s \"$1\" ]; do sleep 0.01; done; echo done",
+        );
+        let (spec, pid_file) = fx.spec_with_pid_file(script);
+        let started = StdInstant::now();
+        let result = run(spec).await;
+        let elapsed = started.elapsed();
+        let pids = read_pids(&pid_file).await;
+        cleanup(&pids);
+        let output = ok(result);
+        assert_eq!(
+            (output.code, output.stdout.text.as_str()),
+            (Some(0), "done")
+        );
+        assert!(elapsed >= DRAIN_AFTER_EXIT, "{elapsed:?}");
+        assert!(
+            elapsed < DRAIN_AFTER_EXIT + Duration::from_secs(1),
+            "{elapsed:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn dropping_the_future_kills_the_group() {
+        let fx = Fixture::new();
+        let script = fx.script("parent", "sleep 30 & echo $$ $! > \"$1\"; sleep 30");
+        let (spec, pid_file) = fx.spec_with_pid_file(script);
+        let cancel = CancellationToken::new();
+        let pending = run_with(spec, &cancel);
+        // The caller gives up on the future: it is dropped with the child still running.
+        let gave_up = tokio::time::timeout(Duration::from_secs(5), async {
+            tokio::select! {
+                _ = pending => false,
+                _ = read_pids(&pid_file) => true,
+            }
+        })
+        .await;
+        let pids = read_pids(&pid_file).await;
+        let mut dead = true;
+        for &pid in &pids {
+            dead &= dies_within(pid, Duration::from_secs(1)).await;
+        }
+        cleanup(&pids);
+        assert_eq!(gave_up, Ok(true));
+        assert!(dead, "{pids:?} survived the drop");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_not_found() {
+        let fx = Fixture::new();
+        let result = run(fx.spec(fx.path("no-such-cli"))).await;
+        match result {
+            Err(ProcessError::Spawn(e)) => assert_eq!(e.kind(), io::ErrorKind::NotFound),
+            other => panic!("expected Spawn(NotFound), got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_a_file_with_the_bounded_reader() {
+        let fx = Fixture::new();
+        let answer = fx.path("answer");
+        std::fs::write(&answer, "\n  the answer \n").expect("write");
+        let read = read_bounded_file(&answer, 100).await.expect("read");
+        assert_eq!((read.text.as_str(), read.trimmed_len), ("the answer", 10));
+        let big = fx.path("big");
+        std::fs::write(&big, pattern(300_000)).expect("write");
+        let read = read_bounded_file(&big, 1000).await.expect("read");
+        assert_eq!((read.text.len(), read.trimmed_len), (1000, 300_000));
+        let missing = read_bounded_file(&fx.path("missing"), 100).await;
+        assert_eq!(missing.map_err(|e| e.kind()), Err(io::ErrorKind::NotFound));
+    }
+
+    #[test]
+    fn finds_executables_in_the_given_path_only() {
+        let fx = Fixture::new();
+        let first = fx.path("first");
+        let second = fx.path("second");
+        std::fs::create_dir_all(first.join("tool-dir")).expect("mkdir");
+        std::fs::write(first.join("tool"), "not executable").expect("write");
+        std::fs::create_dir_all(&second).expect("mkdir");
+        let tool = fx.script("second/tool", "exit 0");
+        let env = |path: String| BTreeMap::from([("PATH".to_string(), path)]);
+        let path = format!(
+            "relative::/no/such/dir:{}:{}",
+            first.display(),
+            second.display()
+        );
+        assert_eq!(find_executable("tool", &env(path.clone())), Some(tool));
+        assert_eq!(find_executable("tool-dir", &env(path.clone())), None);
+        assert_eq!(find_executable("missing", &env(path.clone())), None);
+        assert_eq!(
+            find_executable("second/tool", &env(fx.path("").display().to_string())),
+            None
+        );
+        assert_eq!(find_executable("tool", &BTreeMap::new()), None);
+        assert_eq!(
+            find_executable("sh", &env("/usr/bin:/bin".into())).map(|p| p.is_absolute()),
+            Some(true)
+        );
+    }
+}
