@@ -2,6 +2,7 @@
 //! `codex exec … review --base B`. The answer is the `--output-last-message` file.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -55,13 +56,21 @@ struct Invocation<'a> {
     stdin: StdinSource,
 }
 
+/// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
+fn temp_root(env: &Env) -> PathBuf {
+    match env.get("TMPDIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => std::env::temp_dir(),
+    }
+}
+
 async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> BackendResult {
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
     // Removed on every path when dropped, cancellation included.
     let answer_dir = tempfile::Builder::new()
         .prefix("phone-a-friend-codex-")
-        .tempdir()
+        .tempdir_in(temp_root(invocation.env))
         .map_err(|e| {
             BackendFailure::reported(
                 BackendFailureKind::Failed,
