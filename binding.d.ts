@@ -111,6 +111,9 @@ export interface NativeReviewOptions {
   sandbox?: string
 }
 
+/** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
+export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): string
+
 export declare function openCancelToken(): number
 
 /** Registers a JS backend, replacing any backend of the same name in this scope. */

@@ -9,7 +9,7 @@ mod cli;
 pub mod codex;
 pub mod gemini;
 pub mod ollama;
-mod ollama_host;
+pub mod ollama_host;
 mod ollama_reply;
 
 /// One of each built-in backend, as a fresh registry holds them.

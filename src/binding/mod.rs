@@ -151,3 +151,9 @@ pub fn check_backends() -> InstalledBackends {
         ollama,
     }
 }
+
+/// The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`).
+#[napi]
+pub fn ollama_base_url(ollama_host: Option<String>) -> String {
+    crate::backends::ollama_host::base_url(ollama_host.as_deref())
+}

@@ -1,0 +1,56 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.doctor = doctor;
+exports.formatDoctor = formatDoctor;
+const node_child_process_1 = require("node:child_process");
+const native_js_1 = require("../internal/native.js");
+const INSTALL = {
+    codex: 'npm install -g @openai/codex',
+    gemini: 'npm install -g @google/gemini-cli',
+    ollama: 'https://ollama.com/download',
+};
+/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it. */
+function versionOf(cli) {
+    return new Promise((resolve) => {
+        const child = (0, node_child_process_1.spawn)(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
+        let stdout = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+        child.on('error', () => resolve(undefined));
+        child.on('close', (code) => {
+            const line = stdout.trim().split('\n').at(-1)?.trim();
+            resolve(code === 0 && line ? line : undefined);
+        });
+    });
+}
+async function serverAnswers(url) {
+    try {
+        const response = await fetch(`${url}/api/tags`, { signal: AbortSignal.timeout(3_000) });
+        return response.ok;
+    }
+    catch {
+        return false;
+    }
+}
+async function doctor() {
+    const installed = native_js_1.binding.checkBackends();
+    const url = native_js_1.binding.ollamaBaseUrl(process.env.OLLAMA_HOST);
+    const [backends, reachable] = await Promise.all([
+        Promise.all(Object.keys(INSTALL).map(async (name) => {
+            if (!installed[name])
+                return { name, found: false, install: INSTALL[name] };
+            return { name, found: true, version: await versionOf(name) };
+        })),
+        serverAnswers(url),
+    ]);
+    return { backends, ollamaServer: { url, reachable } };
+}
+function formatDoctor(report) {
+    const lines = report.backends.map((backend) => {
+        if (!backend.found)
+            return `✗ ${backend.name.padEnd(7)} not found. Install it: ${backend.install}`;
+        return `✓ ${backend.name.padEnd(7)} ${backend.version ?? '(version unknown)'}`;
+    });
+    const { url, reachable } = report.ollamaServer;
+    lines.push(reachable ? `✓ ollama server answers at ${url}` : `✗ ollama server not reachable at ${url} (set OLLAMA_HOST, or start \`ollama serve\`)`);
+    return `${lines.join('\n')}\n`;
+}

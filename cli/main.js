@@ -1,0 +1,169 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.main = main;
+const node_fs_1 = require("node:fs");
+const node_path_1 = require("node:path");
+const node_util_1 = require("node:util");
+const usage_js_1 = require("./usage.js");
+/** Exit codes of SPEC 9. */
+const EXIT_RELAY_ERROR = 1;
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+class UsageError extends Error {
+}
+const OPTIONS = {
+    prompt: { type: 'string', short: 'p' },
+    to: { type: 'string', short: 't' },
+    repo: { type: 'string', short: 'r' },
+    'context-file': { type: 'string' },
+    'context-text': { type: 'string' },
+    'include-diff': { type: 'boolean' },
+    timeout: { type: 'string' },
+    model: { type: 'string', short: 'm' },
+    sandbox: { type: 'string' },
+    review: { type: 'boolean' },
+    base: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+};
+function parseFlags(argv) {
+    try {
+        return (0, node_util_1.parseArgs)({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    }
+    catch (error) {
+        throw new UsageError(error.message);
+    }
+}
+/** The API, loaded only when a command needs it: `--help` and `--version` never load the addon. */
+function api() {
+    return require('../index.js');
+}
+function version() {
+    const manifest = JSON.parse((0, node_fs_1.readFileSync)((0, node_path_1.join)(__dirname, '..', 'package.json'), 'utf8'));
+    return manifest.version;
+}
+/** flag > environment > default. */
+function envFlag(name) {
+    const value = process.env[name];
+    return value === undefined || value === '' ? undefined : value;
+}
+function truthy(value) {
+    return value === 'true' || value === '1';
+}
+async function readStdin() {
+    const chunks = [];
+    for await (const chunk of process.stdin)
+        chunks.push(chunk);
+    return Buffer.concat(chunks).toString('utf8');
+}
+async function buildRequest(flags, signal) {
+    const review = Boolean(flags.review || flags.base !== undefined);
+    let prompt = flags.prompt;
+    if (prompt === '-')
+        prompt = await readStdin();
+    if (prompt === undefined && !review)
+        throw new UsageError('missing --prompt');
+    const timeout = flags.timeout ?? envFlag('PHONE_A_FRIEND_TIMEOUT');
+    const options = {
+        prompt: prompt,
+        repoPath: flags.repo ?? process.cwd(),
+        backend: flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND'),
+        contextFile: flags['context-file'],
+        contextText: flags['context-text'],
+        includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
+        // Not a number: the relay reports ERR_INVALID_TIMEOUT in its turn.
+        timeoutSeconds: timeout === undefined ? undefined : Number(timeout),
+        model: flags.model,
+        sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')),
+        base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
+        signal,
+    };
+    if (review && prompt === undefined)
+        delete options.prompt;
+    return { review, options };
+}
+function printError(error, json) {
+    const { code, message } = error;
+    const coded = { code: typeof code === 'string' ? code : 'ERR_UNEXPECTED', message: typeof message === 'string' ? message : String(error) };
+    if (json)
+        process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`);
+    else
+        process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
+}
+async function runRelay(flags) {
+    const controller = new AbortController();
+    let interrupted = false;
+    const onSigint = () => {
+        if (interrupted)
+            process.exit(EXIT_INTERRUPTED); // a second Ctrl-C does not wait
+        interrupted = true;
+        controller.abort(new Error('Interrupted (SIGINT)'));
+    };
+    process.on('SIGINT', onSigint);
+    const { relay, reviewRelay, DEFAULT_BACKEND } = api();
+    const { startSpinner } = await import('./spinner.js');
+    let stopSpinner = () => undefined;
+    try {
+        const request = await buildRequest(flags, controller.signal);
+        stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`);
+        const answer = request.review ? await reviewRelay(request.options) : await relay(request.options);
+        stopSpinner();
+        process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`);
+        return 0;
+    }
+    catch (error) {
+        stopSpinner();
+        if (error instanceof UsageError)
+            throw error;
+        if (interrupted) {
+            if (flags.json)
+                printError(error, true);
+            else
+                process.stderr.write('Interrupted.\n');
+            return EXIT_INTERRUPTED;
+        }
+        printError(error, Boolean(flags.json));
+        return EXIT_RELAY_ERROR;
+    }
+    finally {
+        process.off('SIGINT', onSigint);
+    }
+}
+async function runDoctor(flags) {
+    const { doctor, formatDoctor } = await import('./doctor.js');
+    const report = await doctor();
+    process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report));
+    return report.backends.some((backend) => backend.found) ? 0 : EXIT_RELAY_ERROR;
+}
+async function dispatch(argv) {
+    const { values: flags, positionals } = parseFlags(argv);
+    if (flags.help) {
+        process.stdout.write(usage_js_1.HELP);
+        return 0;
+    }
+    if (flags.version) {
+        process.stdout.write(`${version()}\n`);
+        return 0;
+    }
+    const [command = 'relay', ...rest] = positionals;
+    if (rest.length > 0)
+        throw new UsageError(`unexpected argument: ${rest[0]}`);
+    if (command === 'doctor')
+        return runDoctor(flags);
+    if (command === 'relay')
+        return runRelay(flags);
+    throw new UsageError(`unknown command: ${command}`);
+}
+/** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
+async function main(argv) {
+    try {
+        process.exitCode = await dispatch(argv);
+    }
+    catch (error) {
+        if (!(error instanceof UsageError))
+            throw error;
+        process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
+        process.exitCode = EXIT_USAGE;
+    }
+}
