@@ -1,0 +1,106 @@
+// The package as users install it: packed with `npm pack` (with its platform package, as
+// `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
+// strict TypeScript and npx.
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = resolve(__dirname, '..')
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+let work: string
+let project: string
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+function pack(dir: string, destination: string): string {
+  const before = new Set(readdirSync(destination))
+  run('npm', ['pack', '--silent', '--pack-destination', destination], dir)
+  const tarball = readdirSync(destination).find((file) => file.endsWith('.tgz') && !before.has(file))
+  if (!tarball) throw new Error(`npm pack made nothing in ${dir}`)
+  return join(destination, tarball)
+}
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'paf-pack-'))
+  const platform = join(work, 'platform')
+  mkdirSync(platform)
+  copyFileSync(join(ROOT, 'npm', 'linux-x64-gnu', 'package.json'), join(platform, 'package.json'))
+  copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(platform, 'relay.linux-x64-gnu.node'))
+  const tarballs = [pack(ROOT, work), pack(platform, work)]
+  project = join(work, 'project')
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], project)
+}, 180_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('the installed package', () => {
+  it('ships only what it needs', () => {
+    const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
+    const files = readdirSync(installed).sort()
+    expect(files).toEqual(['README.md', 'bin', 'binding.d.ts', 'binding.js', 'cli', 'index.d.ts', 'index.js', 'index.mjs', 'internal', 'package.json'])
+    expect(readdirSync(join(installed, 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
+  })
+
+  it('npx phone-a-friend --help works', () => {
+    const help = run('npx', ['--no-install', 'phone-a-friend', '--help'], project)
+    expect(help).toMatch(/^phone-a-friend: ask another coding agent/)
+    expect(run('npx', ['--no-install', 'phone-a-friend', '--version'], project).trim()).toBe('0.1.0')
+  })
+
+  it('require() gives the API', () => {
+    const out = run(process.execPath, ['-e', `
+      const api = require('@phone-a-friend/relay')
+      const names = ['relay', 'reviewRelay', 'detectDefaultBranch', 'gitDiffBase', 'registerBackend', 'checkBackends', '_resetRegistry']
+      console.log(JSON.stringify({ fns: names.map((n) => typeof api[n]), max: api.MAX_PROMPT_BYTES, error: new api.RelayError('m', 'ERR_TOO_LARGE').name }))
+    `], project)
+    expect(JSON.parse(out)).toEqual({ fns: Array(7).fill('function'), max: 500_000, error: 'RelayError' })
+  })
+
+  it('import gives the same API, and the same classes as require()', () => {
+    const out = run(process.execPath, ['--input-type=module', '-e', `
+      import { createRequire } from 'node:module'
+      import def, { relay, RelayError, registerBackend } from '@phone-a-friend/relay'
+      const cjs = createRequire(import.meta.url)('@phone-a-friend/relay')
+      registerBackend({ name: 'echo', allowedSandboxes: ['read-only'], run: async (o) => 'echo:' + o.prompt.split('\\n').at(-1) })
+      const answer = await relay({ prompt: 'hello', repoPath: '.', backend: 'echo' })
+      const error = await relay({ prompt: '', repoPath: '.' }).catch((e) => e)
+      console.log(JSON.stringify({ answer, same: RelayError === cjs.RelayError && def.relay === relay, instance: error instanceof cjs.RelayError, code: error.code }))
+    `], project)
+    expect(JSON.parse(out)).toEqual({ answer: 'echo:hello', same: true, instance: true, code: 'ERR_PROMPT_REQUIRED' })
+  })
+
+  it('strict TypeScript accepts the typed options and refuses a bad sandbox', () => {
+    const tsconfig = {
+      compilerOptions: { strict: true, noEmit: true, module: 'node16', moduleResolution: 'node16', target: 'ES2022', lib: ['ES2022'], types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
+    }
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig))
+    writeFileSync(join(project, 'good.ts'), `
+      import { relay, reviewRelay, RelayError, type RelayOptions, type Backend, registerBackend } from '@phone-a-friend/relay'
+      const options: RelayOptions = { prompt: 'p', repoPath: '.', sandbox: 'workspace-write', timeoutSeconds: 5, signal: AbortSignal.timeout(1000) }
+      const backend: Backend = { name: 'b', allowedSandboxes: new Set(['read-only'] as const), run: async (o) => o.prompt }
+      registerBackend(backend)
+      export async function use(): Promise<string> {
+        try { return await relay(options) } catch (e) { if (e instanceof RelayError) return e.code }
+        return reviewRelay({ repoPath: '.', base: 'main' })
+      }
+    `)
+    expect(() => run(process.execPath, [TSC, '-p', '.'], project)).not.toThrow()
+    writeFileSync(join(project, 'bad.ts'), `
+      import { relay } from '@phone-a-friend/relay'
+      export const p = relay({ prompt: 'p', repoPath: '.', sandbox: 'root' })
+    `)
+    let output = ''
+    try {
+      run(process.execPath, [TSC, '-p', '.'], project)
+    } catch (error) {
+      output = String((error as { stdout?: string }).stdout)
+    }
+    expect(output).toMatch(/bad\.ts\(3,\d+\): error TS2322: Type '"root"' is not assignable to type 'SandboxMode/)
+  })
+})
