@@ -50,6 +50,14 @@ export interface FakeModelServerOptions {
   answer?: string;
   /** Milliseconds to wait before answering each model request (tags and listings are not delayed). @default 0 */
   delayMs?: number;
+  /** Answer every model request with this HTTP error instead (see `setFailure`). @default null */
+  failure?: FakeFailure | null;
+}
+
+/** An HTTP error for model requests, sent in each protocol's own error shape. */
+export interface FakeFailure {
+  status: number;
+  message?: string;
 }
 
 export interface FakeModelServer {
@@ -61,6 +69,8 @@ export interface FakeModelServer {
   modelRequests(): RecordedRequest[];
   setAnswer(text: string): void;
   setDelay(ms: number): void;
+  /** From now on, answer model requests with this HTTP error (`null`: answer normally again). */
+  setFailure(failure: FakeFailure | null): void;
   /** Stops listening, cuts open connections, removes the temp homes made for this server. */
   close(): Promise<void>;
 }
@@ -159,14 +169,27 @@ export async function codexEnv(target: ServerTarget): Promise<Record<string, str
 }
 
 /**
- * A fresh HOME with `.gemini/settings.json` (API-key auth, no telemetry, no update checks) that
- * sends gemini to `target`. Returns the env vars to ADD to the child's environment.
+ * A fresh HOME with `.gemini/settings.json` that sends gemini to `target`. Returns the env vars
+ * to ADD to the child's environment: `HOME` and `GEMINI_CLI_HOME` (the same folder: the CLI's
+ * launcher reads `$GEMINI_CLI_HOME/settings.json`, its core `$GEMINI_CLI_HOME/.gemini/…`, and
+ * a few corners use `os.homedir()`), `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, `NO_COLOR`, and
+ * `TMPDIR` (a sibling folder: gemini drops `gemini-client-error-*.json` reports in the temp dir
+ * when the model cannot be reached).
+ *
+ * settings.json selects API-key auth (without it the base URL alone picks an auth type the CLI
+ * rejects, exit 41) and turns off usage statistics, telemetry, update checks, IDE integration,
+ * the terminal compatibility warnings and the ripgrep probe.
  */
 export async function geminiEnv(target: ServerTarget): Promise<Record<string, string>> {
-  const home = await makeTempHome(target, 'fake-gemini-home-');
+  const root = await makeTempHome(target, 'fake-gemini-');
+  const home = join(root, 'home');
+  const tmp = join(root, 'tmp');
+  await mkdir(join(home, '.gemini'), { recursive: true });
+  await mkdir(tmp);
   const settings = {
     security: { auth: { selectedType: 'gemini-api-key' } },
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    // maxAttempts 1: an HTTP 5xx fails at once instead of ~10 attempts with backoff (minutes).
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     ide: { enabled: false },
@@ -175,7 +198,6 @@ export async function geminiEnv(target: ServerTarget): Promise<Record<string, st
     ui: { showCompatibilityWarnings: false },
     tools: { useRipgrep: false },
   };
-  await mkdir(join(home, '.gemini'), { recursive: true });
   await writeFile(join(home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
   return {
     HOME: home,
@@ -183,6 +205,7 @@ export async function geminiEnv(target: ServerTarget): Promise<Record<string, st
     GOOGLE_GEMINI_BASE_URL: target.url,
     GEMINI_API_KEY: 'fake-gemini-api-key',
     NO_COLOR: '1',
+    TMPDIR: tmp,
   };
 }
 
@@ -236,34 +259,43 @@ function parseBody(raw: Buffer, encoding: string | undefined): unknown {
   }
 }
 
+/** `value[key]` when value is a JSON object, else undefined. */
+function field(value: unknown, key: string): unknown {
+  return isObject(value) ? value[key] : undefined;
+}
+
+function stringField(value: unknown, key: string): string | null {
+  const found = field(value, key);
+  return typeof found === 'string' ? found : null;
+}
+
+/** The last element of `value[key]` when that is an array, else undefined. */
+function lastOf(value: unknown, key: string): unknown {
+  const list = field(value, key);
+  return Array.isArray(list) ? (list as unknown[])[list.length - 1] : undefined;
+}
+
 /** Text of a codex input item's content: a string, or `[{ type, text }]` parts joined. */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : ''))
-    .join('');
+  return (content as unknown[]).map((part) => stringField(part, 'text') ?? '').join('');
 }
 
 function codexUserTexts(body: unknown): string[] {
-  if (!isObject(body) || !Array.isArray(body.input)) return [];
-  return body.input
-    .filter((item: unknown): item is Json => isObject(item) && item.role === 'user')
-    .map((item) => contentText(item.content));
+  const input = field(body, 'input');
+  if (!Array.isArray(input)) return [];
+  return (input as unknown[])
+    .filter((item) => field(item, 'role') === 'user')
+    .map((item) => contentText(field(item, 'content')));
 }
 
 function geminiPrompt(body: unknown): string | null {
-  if (!isObject(body) || !Array.isArray(body.contents)) return null;
-  const last: unknown = body.contents[body.contents.length - 1];
-  if (!isObject(last) || !Array.isArray(last.parts)) return null;
-  const part: unknown = last.parts[last.parts.length - 1];
-  return isObject(part) && typeof part.text === 'string' ? part.text : null;
+  return stringField(lastOf(lastOf(body, 'contents'), 'parts'), 'text');
 }
 
 function ollamaPrompt(body: unknown): string | null {
-  if (!isObject(body) || !Array.isArray(body.messages)) return null;
-  const last: unknown = body.messages[body.messages.length - 1];
-  return isObject(last) && typeof last.content === 'string' ? last.content : null;
+  return stringField(lastOf(body, 'messages'), 'content');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,7 +344,7 @@ function sendCodex(res: ServerResponse, answer: string, seq: number): void {
   ];
   startSse(res);
   for (const event of events) {
-    res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+    res.write(`event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`);
   }
   res.end();
 }
@@ -366,7 +398,7 @@ function ollamaTags(): Json {
 }
 
 function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): void {
-  const model = isObject(body) && typeof body.model === 'string' ? body.model : '';
+  const model = stringField(body, 'model') ?? '';
   if (model === '') {
     // What a real Ollama says when no model is given.
     sendJson(res, 400, { error: 'model is required' });
@@ -379,7 +411,7 @@ function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): voi
     done: true,
     done_reason: 'stop',
   };
-  if (isObject(body) && body.stream === false) {
+  if (field(body, 'stream') === false) {
     sendJson(res, 200, done);
     return;
   }
@@ -388,6 +420,29 @@ function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): voi
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   res.write(`${JSON.stringify(first)}\n`);
   res.end(`${JSON.stringify({ ...done, message: { role: 'assistant', content: '' } })}\n`);
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
+
+function sendFailure(res: ServerResponse, protocol: RecordedProtocol, failure: FakeFailure): void {
+  const message = failure.message ?? `fake model server error ${failure.status}`;
+  if (protocol === 'codex') {
+    const type = failure.status >= 500 ? 'server_error' : 'invalid_request_error';
+    sendJson(res, failure.status, { error: { message, type, param: null, code: null } });
+  } else if (protocol === 'gemini') {
+    const status = GOOGLE_STATUS[failure.status] ?? 'UNKNOWN';
+    sendJson(res, failure.status, { error: { code: failure.status, message, status } });
+  } else {
+    sendJson(res, failure.status, { error: message });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,18 +455,26 @@ export async function startFakeModelServer(
 ): Promise<FakeModelServer> {
   let answer = opts.answer ?? DEFAULT_ANSWER;
   let delayMs = opts.delayMs ?? 0;
+  let failure = opts.failure ?? null;
   let seq = 0;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
-  const afterDelay = (res: ServerResponse, send: () => void): void => {
+  /** Answers a model request after the configured delay, or with the configured failure. */
+  const answerModel = (res: ServerResponse, protocol: RecordedProtocol, send: () => void): void => {
+    const fail = failure;
+    const reply = (): void => {
+      if (res.destroyed || res.writableEnded) return;
+      if (fail) sendFailure(res, protocol, fail);
+      else send();
+    };
     if (delayMs <= 0) {
-      send();
+      reply();
       return;
     }
     const timer = setTimeout(() => {
       timers.delete(timer);
-      if (!res.destroyed && !res.writableEnded) send();
+      reply();
     }, delayMs);
     timers.add(timer);
   };
@@ -431,7 +494,7 @@ export async function startFakeModelServer(
     if (method === 'POST' && pathname === '/v1/responses') {
       const userTexts = codexUserTexts(body);
       record('codex', userTexts.length > 0 ? (userTexts[userTexts.length - 1] ?? null) : null, userTexts);
-      afterDelay(res, () => sendCodex(res, answer, n));
+      answerModel(res, 'codex', () => sendCodex(res, answer, n));
       return;
     }
     if (method === 'GET' && pathname === '/v1/models') {
@@ -451,7 +514,7 @@ export async function startFakeModelServer(
       const action = gem[2] ?? '';
       if (action === 'streamGenerateContent' || action === 'generateContent') {
         record('gemini', geminiPrompt(body));
-        afterDelay(res, () => {
+        answerModel(res, 'gemini', () => {
           if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));
           else sendGeminiStream(res, answer, model);
         });
@@ -477,7 +540,7 @@ export async function startFakeModelServer(
     // Ollama
     if (method === 'POST' && pathname === '/api/chat') {
       record('ollama-chat', ollamaPrompt(body));
-      afterDelay(res, () => sendOllamaChat(res, body, answer));
+      answerModel(res, 'ollama-chat', () => sendOllamaChat(res, body, answer));
       return;
     }
     if (method === 'GET' && pathname === '/api/tags') {
@@ -523,6 +586,9 @@ export async function startFakeModelServer(
     },
     setDelay: (ms) => {
       delayMs = ms;
+    },
+    setFailure: (next) => {
+      failure = next;
     },
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
