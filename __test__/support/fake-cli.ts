@@ -3,32 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * A stand-in CLI written as a POSIX shell script: it logs its arguments, working directory,
- * depth variable and stdin to `$FAKE_LOG`, then behaves as `$FAKE_MODE` says.
+ * A stand-in CLI (`fake-cli.sh`, also used by the benchmark): it logs its arguments, working
+ * directory, depth variable and stdin to `$FAKE_LOG`, then behaves as `$FAKE_MODE` says.
  */
-const SCRIPT = `#!/bin/sh
-log="$FAKE_LOG"
-: > "$log/args"
-for a in "$@"; do printf '%s\\n' "$a" >> "$log/args"; done
-pwd > "$log/cwd"
-printf '%s' "$PHONE_A_FRIEND_DEPTH" > "$log/depth"
-out=""; prev=""
-for a in "$@"; do if [ "$prev" = "--output-last-message" ]; then out="$a"; fi; prev="$a"; done
-printf '%s' "$out" > "$log/answer-file"
-cat > "$log/stdin"
-case "$FAKE_MODE" in
-  answer) if [ -n "$out" ]; then printf '  file answer\\n' > "$out"; fi; printf 'stdout answer\\n' ;;
-  stdout-only) printf '  stdout answer \\n' ;;
-  empty) ;;
-  fail-stderr) echo "stdout detail"; echo "boom on stderr" >&2; exit 3 ;;
-  fail-stdout) echo "stdout detail"; exit 3 ;;
-  fail-silent) exit 3 ;;
-  slow) sleep "\${FAKE_SLEEP:-1}"; if [ -n "$out" ]; then printf 'slow answer' > "$out"; fi; printf 'slow answer' ;;
-  hang-with-grandchild) sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
-  flood) head -c 209715200 /dev/zero | tr '\\0' a ;;
-  *) echo "unknown FAKE_MODE $FAKE_MODE" >&2; exit 99 ;;
-esac
-`
+const SCRIPT = readFileSync(join(__dirname, 'fake-cli.sh'), 'utf8')
 
 export type FakeMode =
   | 'answer'
