@@ -4,10 +4,13 @@
 //! Decoding is lossy like Node's `'utf8'` decoder (each maximal invalid sequence becomes
 //! U+FFFD), so the counted size is the UTF-8 byte length of the string JavaScript would hold.
 
+use std::io::Read;
+
 use crate::errors::{RelayError, Subject};
 use crate::text::{is_js_whitespace, trailing_whitespace_len};
 
 const REPLACEMENT: &str = "\u{FFFD}";
+const READ_CHUNK: usize = 64 * 1024;
 
 #[derive(Debug)]
 pub struct BoundedText {
@@ -155,6 +158,20 @@ impl BoundedText {
 /// A sequence cut off by the end of the chunk, which the next chunk may complete.
 fn is_truncated_sequence(invalid: &[u8]) -> bool {
     matches!(std::str::from_utf8(invalid), Err(e) if e.error_len().is_none())
+}
+
+/// Reads `reader` to its end, keeping at most `limit` bytes of the trimmed text.
+pub fn read_bounded(mut reader: impl Read, limit: usize) -> std::io::Result<Measured> {
+    let mut text = BoundedText::new(limit);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) => return Ok(text.finish()),
+            Ok(n) => text.push(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Decodes a whole byte slice under a limit (convenience for tests and small inputs).

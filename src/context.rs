@@ -1,15 +1,12 @@
 //! The request's extra context: a file or inline text, never both, within 200,000 bytes.
 
 use std::fs::File;
-use std::io::Read;
 
-use crate::bounded_text::BoundedText;
+use crate::bounded_text::read_bounded;
 use crate::errors::{RelayError, Subject};
 use crate::limits::MAX_CONTEXT_FILE_BYTES;
 use crate::paths::resolve;
 use crate::text::js_trim;
-
-const READ_CHUNK: usize = 64 * 1024;
 
 /// The trimmed context ("" when there is none). An empty `context_file` counts as absent.
 pub fn resolve_context(
@@ -40,18 +37,9 @@ fn read_context_file(path: &str) -> Result<String, RelayError> {
         return Err(RelayError::ContextNotAFile(path.to_string()));
     }
     let unreadable = |e: std::io::Error| RelayError::ContextFileUnreadable(format!("{e}: {path}"));
-    let mut file = File::open(path).map_err(unreadable)?;
-    let mut text = BoundedText::new(MAX_CONTEXT_FILE_BYTES);
-    let mut chunk = vec![0u8; READ_CHUNK];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => text.push(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(unreadable(e)),
-        }
-    }
-    text.finish()
+    let file = File::open(path).map_err(unreadable)?;
+    read_bounded(file, MAX_CONTEXT_FILE_BYTES)
+        .map_err(unreadable)?
         .within(Subject::ContextFile, MAX_CONTEXT_FILE_BYTES)
 }
 

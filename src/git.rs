@@ -5,13 +5,12 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 use crate::backend::Env;
-use crate::bounded_text::{BoundedText, Measured};
+use crate::bounded_text::{read_bounded, BoundedText, Measured};
 use crate::errors::{RelayError, Subject};
 use crate::limits::MAX_DIFF_BYTES;
 
 /// How much of git's stderr is kept for an error message.
 const STDERR_LIMIT: usize = 64 * 1024;
-const READ_CHUNK: usize = 64 * 1024;
 
 /// The environment git runs with: the caller's snapshot, or the process's own.
 #[derive(Debug, Clone, Copy)]
@@ -42,9 +41,9 @@ fn run_git(repo: &str, args: &[&str], env: GitEnv<'_>, limit: usize) -> std::io:
     let stderr = child
         .stderr
         .take()
-        .map(|pipe| std::thread::spawn(move || read_bounded(pipe, STDERR_LIMIT)));
+        .map(|pipe| std::thread::spawn(move || read_pipe(pipe, STDERR_LIMIT)));
     let stdout = match child.stdout.take() {
-        Some(pipe) => read_bounded(pipe, limit),
+        Some(pipe) => read_pipe(pipe, limit),
         None => BoundedText::new(0).finish(),
     };
     let stderr = match stderr.map(std::thread::JoinHandle::join) {
@@ -59,19 +58,9 @@ fn run_git(repo: &str, args: &[&str], env: GitEnv<'_>, limit: usize) -> std::io:
     })
 }
 
-/// Reads a pipe to its end, keeping at most `limit` bytes of trimmed text.
-fn read_bounded(mut pipe: impl Read, limit: usize) -> Measured {
-    let mut text = BoundedText::new(limit);
-    let mut chunk = vec![0u8; READ_CHUNK];
-    loop {
-        match pipe.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => text.push(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    text.finish()
+/// A pipe read to its end; a read error counts as no output, which git's exit status explains.
+fn read_pipe(pipe: impl Read, limit: usize) -> Measured {
+    read_bounded(pipe, limit).unwrap_or_else(|_| BoundedText::new(0).finish())
 }
 
 /// `git diff` for `relay({ includeDiff })`: uncommitted changes, else the last commit; a git

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::future::Future;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
-use crate::bounded_text::{BoundedText, Measured};
+use crate::bounded_text::{read_bounded, BoundedText, Measured};
 
 /// How long a group gets between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
@@ -390,17 +390,7 @@ pub async fn read_bounded_file(path: &Path, limit: usize) -> io::Result<Measured
 }
 
 fn read_bounded_file_blocking(path: &Path, limit: usize) -> io::Result<Measured> {
-    let mut file = std::fs::File::open(path)?;
-    let mut text = BoundedText::new(limit);
-    let mut buf = vec![0; READ_CHUNK];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => return Ok(text.finish()),
-            Ok(n) => text.push(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    read_bounded(std::fs::File::open(path)?, limit)
 }
 
 /// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
