@@ -39,7 +39,14 @@ export class TempRepo {
   }
 }
 
-/** A temp folder that is not a repository. */
+const madeDirs = new Set<string>()
+process.once('exit', () => {
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A temp folder that is not a repository; removed when the test process exits. */
 export function tempDir(prefix = 'paf-dir-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  madeDirs.add(dir)
+  return dir
 }

@@ -67,7 +67,10 @@ export function describe(value: unknown): string {
     const constructorName = (value as { constructor?: { name?: string } }).constructor?.name
     return constructorName ? `an instance of ${constructorName}` : 'an object'
   }
-  let shown = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value)
+  let shown: string
+  if (typeof value === 'bigint') shown = `${value}n`
+  else if (typeof value === 'number') shown = Object.is(value, -0) ? '-0' : String(value)
+  else shown = JSON.stringify(value) ?? String(value)
   if (shown.length > 28) shown = `${shown.slice(0, 25)}...`
   return `type ${typeof value} (${shown})`
 }
