@@ -12,7 +12,9 @@
  *
  * `codexEnv` / `geminiEnv` make a throwaway config home that points the CLI at a server and return
  * the environment variables to add for the child. Their folders are removed when the server they
- * were made for closes, by `removeTempHomes()`, or at the latest when this process exits.
+ * were made for closes (a home made for a bare `{ url }`, such as `deadServerUrl()`, when any
+ * server of this process closes next), by `removeTempHomes()`, or when this process exits
+ * normally. (A test worker killed by a signal gets no exit hook: close the server in afterAll.)
  */
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -48,7 +50,7 @@ export interface RecordedRequest {
 export interface FakeModelServerOptions {
   /** The answer every model request gets. @default 'FAKE_ANSWER' */
   answer?: string;
-  /** Milliseconds to wait before answering each model request (tags and listings are not delayed). @default 0 */
+  /** Milliseconds to wait before answering each model request (not tags, listings). @default 0 */
   delayMs?: number;
   /** Answer every model request with this HTTP error instead (see `setFailure`). @default null */
   failure?: FakeFailure | null;
@@ -71,7 +73,10 @@ export interface FakeModelServer {
   setDelay(ms: number): void;
   /** From now on, answer model requests with this HTTP error (`null`: answer normally again). */
   setFailure(failure: FakeFailure | null): void;
-  /** Stops listening, cuts open connections, removes the temp homes made for this server. */
+  /**
+   * Stops listening, cuts open connections, removes the temp homes made for this server and
+   * those made for a bare `{ url }` target.
+   */
   close(): Promise<void>;
 }
 
@@ -81,14 +86,22 @@ export interface ServerTarget {
 }
 
 export const DEFAULT_ANSWER = 'FAKE_ANSWER';
-/** Model names the fake claims to serve. */
-export const FAKE_CODEX_MODEL = 'fake-codex-model';
+/**
+ * The model `geminiEnv(…, { failFast: true })` pins in settings.json (requests then go to
+ * `/v1beta/models/<it>:…`). Otherwise gemini 0.61 picks `gemini-3.1-pro-preview-customtools`.
+ */
+export const FAKE_GEMINI_MODEL = 'gemini-2.5-flash';
+/** The model the fake lists in `GET /api/tags`. */
 export const FAKE_OLLAMA_MODEL = 'fake-model:latest';
 
 // ---------------------------------------------------------------------------------------------
 // temp homes
 
-const homesByTarget = new WeakMap<object, Set<string>>();
+/** Servers made by startFakeModelServer, to tell them from a bare `{ url }` target. */
+const servers = new WeakSet<object>();
+const homesByServer = new WeakMap<object, Set<string>>();
+/** Homes made for a bare `{ url }`: removed by the next close() of any server. */
+const looseHomes = new Set<string>();
 const allHomes = new Set<string>();
 let exitHookInstalled = false;
 
@@ -101,46 +114,62 @@ async function makeTempHome(target: object, prefix: string): Promise<string> {
   }
   const dir = await mkdtemp(join(tmpdir(), prefix));
   allHomes.add(dir);
-  let mine = homesByTarget.get(target);
-  if (!mine) {
-    mine = new Set();
-    homesByTarget.set(target, mine);
+  let owner = looseHomes;
+  if (servers.has(target)) {
+    owner = homesByServer.get(target) ?? new Set();
+    homesByServer.set(target, owner);
   }
-  mine.add(dir);
+  owner.add(dir);
   return dir;
 }
 
-async function removeHomesOf(target: object): Promise<void> {
-  const mine = homesByTarget.get(target);
-  if (!mine) return;
-  for (const dir of mine) {
+async function removeHomes(dirs: Set<string>): Promise<void> {
+  for (const dir of [...dirs]) {
+    dirs.delete(dir);
     allHomes.delete(dir);
     await rm(dir, { recursive: true, force: true });
   }
-  mine.clear();
 }
 
 /** Removes every temp home made by codexEnv/geminiEnv in this process and not yet removed. */
 export async function removeTempHomes(): Promise<void> {
-  for (const dir of [...allHomes]) {
-    allHomes.delete(dir);
-    await rm(dir, { recursive: true, force: true });
-  }
+  looseHomes.clear();
+  await removeHomes(allHomes);
+}
+
+export interface CliEnvOptions {
+  /**
+   * Make an unreachable server or an HTTP error end the CLI within about 3 s, exit 1.
+   *
+   * Without it the CLIs keep their own connection retries, which is what a timeout test needs:
+   * against a dead server codex NEVER gives up by itself ("Reconnecting... waiting for network",
+   * unbounded, feature `unbounded_connection_retries`) and gemini exits 1 after ~17 s (its "auto"
+   * model: 3 tries of the pro model with backoff). An HTTP error still ends codex in ~1 s either
+   * way (1 request retry, 0 stream retries are always set); gemini's "auto" model retries a 5xx
+   * or 429 for minutes (pro ×3, then a silent fallback to flash ×10, with backoff).
+   * @default false
+   */
+  failFast?: boolean;
 }
 
 /**
- * A fresh CODEX_HOME whose config.toml sends codex to `target` (`<url>/v1/responses`).
- * Returns the env vars to ADD to the child's environment: `CODEX_HOME` and `TMPDIR`.
+ * A fresh CODEX_HOME whose config.toml sends codex to `target` (`<url>/v1/responses`). Returns
+ * the env vars to ADD to the child's environment: `CODEX_HOME` and `TMPDIR`.
  *
- * The folder is `<tmp>/fake-codex-XXXX/{home,tmp}`: CODEX_HOME is `home`, and the child's TMPDIR
- * is the sibling `tmp`. A release codex refuses to make its helper-binary aliases under a
- * CODEX_HOME inside the temp dir and warns about it on stderr; this layout keeps stderr quiet and
- * keeps whatever codex puts in its temp dir inside the folder that gets removed.
- * No `model` is set, so codex uses its built-in default (a model it has metadata for; a
- * `-m <unknown>` works too but adds a "Model metadata … not found" warning to stderr).
- * Retries are turned down (1 request retry, 0 stream retries) so a dead server fails fast.
+ * The folder is `<tmp>/fake-codex-XXXX/{home,tmp}`: CODEX_HOME is `home`, the child's TMPDIR the
+ * sibling `tmp`. (A release codex refuses to make its helper-binary aliases under a CODEX_HOME
+ * inside the temp dir and says so on stderr; this layout keeps stderr quiet and keeps whatever
+ * codex writes to its temp dir inside the folder that gets removed.)
+ * No `model` is set: codex uses its built-in default, which it has metadata for (`-m <unknown>`
+ * works too, with a "Model metadata … not found" warning on stderr).
+ * Always 1 request retry and 0 stream retries (an HTTP error ends codex in ~1 s, exit 1, instead
+ * of ~30 requests over ~25 s); with `failFast`, also no unbounded reconnects (a dead server ends
+ * codex in ~1 s, exit 1, "ERROR: Connection failed: error sending request").
  */
-export async function codexEnv(target: ServerTarget): Promise<Record<string, string>> {
+export async function codexEnv(
+  target: ServerTarget,
+  options: CliEnvOptions = {},
+): Promise<Record<string, string>> {
   const root = await makeTempHome(target, 'fake-codex-');
   const home = join(root, 'home');
   const tmp = join(root, 'tmp');
@@ -156,6 +185,7 @@ export async function codexEnv(target: ServerTarget): Promise<Record<string, str
     '[feedback]',
     'enabled = false',
     '',
+    ...(options.failFast === true ? ['[features]', 'unbounded_connection_retries = false', ''] : []),
     '[model_providers.fake]',
     'name = "fake"',
     `base_url = "${target.url}/v1"`,
@@ -174,22 +204,33 @@ export async function codexEnv(target: ServerTarget): Promise<Record<string, str
  * launcher reads `$GEMINI_CLI_HOME/settings.json`, its core `$GEMINI_CLI_HOME/.gemini/…`, and
  * a few corners use `os.homedir()`), `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, `NO_COLOR`, and
  * `TMPDIR` (a sibling folder: gemini drops `gemini-client-error-*.json` reports in the temp dir
- * when the model cannot be reached).
+ * when a model request fails).
  *
  * settings.json selects API-key auth (without it the base URL alone picks an auth type the CLI
  * rejects, exit 41) and turns off usage statistics, telemetry, update checks, IDE integration,
- * the terminal compatibility warnings and the ripgrep probe.
+ * the terminal compatibility warnings and the ripgrep probe. With `failFast` it also pins the
+ * model to FAKE_GEMINI_MODEL with `general.maxAttempts: 1` (the "auto" model ignores that
+ * setting: its own policies say 3 and 10). `-m <model>` on the command line overrides the
+ * settings model and gives a one-model chain too, which then honours maxAttempts.
  */
-export async function geminiEnv(target: ServerTarget): Promise<Record<string, string>> {
+export async function geminiEnv(
+  target: ServerTarget,
+  options: CliEnvOptions = {},
+): Promise<Record<string, string>> {
   const root = await makeTempHome(target, 'fake-gemini-');
   const home = join(root, 'home');
   const tmp = join(root, 'tmp');
   await mkdir(join(home, '.gemini'), { recursive: true });
   await mkdir(tmp);
+  const fast = options.failFast === true;
   const settings = {
     security: { auth: { selectedType: 'gemini-api-key' } },
-    // maxAttempts 1: an HTTP 5xx fails at once instead of ~10 attempts with backoff (minutes).
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+    general: {
+      enableAutoUpdate: false,
+      enableAutoUpdateNotification: false,
+      ...(fast ? { maxAttempts: 1 } : {}),
+    },
+    ...(fast ? { model: { name: FAKE_GEMINI_MODEL } } : {}),
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     ide: { enabled: false },
@@ -380,7 +421,7 @@ function geminiModelInfo(name: string): Json {
   };
 }
 
-const GEMINI_MODELS = ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'];
+const GEMINI_MODELS = ['gemini-2.5-pro', FAKE_GEMINI_MODEL, 'gemini-2.5-flash-lite'];
 
 function ollamaTags(): Json {
   return {
@@ -498,12 +539,9 @@ export async function startFakeModelServer(
       return;
     }
     if (method === 'GET' && pathname === '/v1/models') {
+      // Not called by codex 0.169 with this config; an empty list if a later version asks.
       record('other', null);
-      sendJson(res, 200, {
-        object: 'list',
-        data: [{ id: FAKE_CODEX_MODEL, object: 'model', created: 0, owned_by: 'fake' }],
-        models: [],
-      });
+      sendJson(res, 200, { object: 'list', data: [], models: [] });
       return;
     }
 
@@ -596,8 +634,10 @@ export async function startFakeModelServer(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      await removeHomesOf(fake);
+      await removeHomes(homesByServer.get(fake) ?? new Set());
+      await removeHomes(looseHomes);
     },
   };
+  servers.add(fake);
   return fake;
 }
