@@ -58,16 +58,42 @@ pub fn js_number(n: f64) -> String {
     if n == 0.0 {
         return "0".into();
     }
-    let magnitude = n.abs();
-    if (1e-6..1e21).contains(&magnitude) {
-        return format!("{n}");
-    }
-    let scientific = format!("{n:e}");
-    match scientific.split_once('e') {
-        Some((mantissa, exponent)) if !exponent.starts_with('-') => {
-            format!("{mantissa}e+{exponent}")
+    let sign = if n < 0.0 { "-" } else { "" };
+    let (digits, point) = shortest_digits(n.abs());
+    format!("{sign}{}", layout(&digits, point))
+}
+
+/// The fewest significant digits that read back as `magnitude`, and where the decimal point
+/// goes (`digits` × 10^(point − len)). Among equally short candidates ECMAScript takes the one
+/// closest to the exact value, ties to even: the correctly rounded decimal of that length.
+fn shortest_digits(magnitude: f64) -> (String, i32) {
+    let shortest = format!("{magnitude:e}");
+    let mantissa = shortest.split('e').next().unwrap_or("");
+    let length = mantissa.chars().filter(char::is_ascii_digit).count().max(1);
+    let rounded = format!("{:.*e}", length - 1, magnitude);
+    let (mantissa, exponent) = rounded.split_once('e').unwrap_or((&rounded, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exponent.parse::<i32>().unwrap_or(0) + 1)
+}
+
+/// ECMAScript's Number::toString layout of `digits` with the decimal point at `point`.
+fn layout(digits: &str, point: i32) -> String {
+    let length = digits.len() as i32;
+    match point {
+        p if length <= p && p <= 21 => format!("{digits}{}", "0".repeat((p - length) as usize)),
+        p if 0 < p && p <= 21 => format!("{}.{}", &digits[..p as usize], &digits[p as usize..]),
+        p if -6 < p && p <= 0 => format!("0.{}{digits}", "0".repeat((-p) as usize)),
+        p => {
+            let exponent = p - 1;
+            let sign = if exponent < 0 { '-' } else { '+' };
+            let (first, rest) = digits.split_at(1);
+            let fraction = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(".{rest}")
+            };
+            format!("{first}{fraction}e{sign}{}", exponent.abs())
         }
-        _ => scientific,
     }
 }
 
@@ -93,6 +119,11 @@ mod tests {
         assert_eq!(js_number(1.5e-7), "1.5e-7");
         assert_eq!(js_number(0.000001), "0.000001");
         assert_eq!(js_number(-0.0), "0");
+        assert_eq!(js_number(-2.5e-9), "-2.5e-9");
+        assert_eq!(js_number(123.456), "123.456");
+        // Halfway between two 17-digit decimals: ECMAScript takes the even one.
+        assert_eq!(js_number(1.0000076293945312), "1.0000076293945312");
+        assert_eq!(js_number(2f64.powi(50) + 0.25), "1125899906842624.2");
     }
 
     #[test]
