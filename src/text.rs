@@ -64,14 +64,21 @@ pub fn js_number(n: f64) -> String {
 }
 
 /// The fewest significant digits that read back as `magnitude`, and where the decimal point
-/// goes (`digits` × 10^(point − len)). Among equally short candidates ECMAScript takes the one
-/// closest to the exact value, ties to even: the correctly rounded decimal of that length.
+/// goes (`digits` × 10^(point − len)). Among equally short candidates JavaScript takes the one
+/// closest to the exact value, ties to even: the correctly rounded decimal of that length, unless
+/// it does not read back (just below a power of two the gap to the next double is halved), when
+/// the shortest form Rust found is the only candidate.
 fn shortest_digits(magnitude: f64) -> (String, i32) {
     let shortest = format!("{magnitude:e}");
     let mantissa = shortest.split('e').next().unwrap_or("");
     let length = mantissa.chars().filter(char::is_ascii_digit).count().max(1);
     let rounded = format!("{:.*e}", length - 1, magnitude);
-    let (mantissa, exponent) = rounded.split_once('e').unwrap_or((&rounded, "0"));
+    let chosen = if rounded.parse::<f64>() == Ok(magnitude) {
+        rounded
+    } else {
+        shortest
+    };
+    let (mantissa, exponent) = chosen.split_once('e').unwrap_or((&chosen, "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     (digits, exponent.parse::<i32>().unwrap_or(0) + 1)
 }
@@ -124,6 +131,8 @@ mod tests {
         // Halfway between two 17-digit decimals: ECMAScript takes the even one.
         assert_eq!(js_number(1.0000076293945312), "1.0000076293945312");
         assert_eq!(js_number(2f64.powi(50) + 0.25), "1125899906842624.2");
+        // A power of two: the even candidate would not read back.
+        assert_eq!(js_number(2f64.powi(-24)), "5.960464477539063e-8");
     }
 
     #[test]
