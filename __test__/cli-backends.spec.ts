@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { _resetRegistry, checkBackends, relay, reviewRelay } from '@phone-a-friend/relay'
-import { FakeClis, isAlive } from './support/fake-cli.js'
+import { FakeClis } from './support/fake-cli.js'
+import { isAlive } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 
 let repo: TempRepo

@@ -1,11 +1,11 @@
 // End to end: the real codex and gemini CLIs from npm (devDependencies), pointed at a fake model
 // server on 127.0.0.1, answering through relay() and reviewRelay().
-import { readFileSync, readdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { _resetRegistry, relay, reviewRelay } from '@phone-a-friend/relay'
 import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
 import { TempRepo } from './support/git-repo.js'
+import { processesWithEnv } from './support/processes.js'
 
 const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
 let server: FakeModelServer
@@ -24,23 +24,6 @@ function useEnv(vars: Record<string, string>): void {
     }
     previous()
   }
-}
-
-/** Processes whose environment holds `marker` (a temp home unique to one test). */
-function processesWith(marker: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-        if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') pids.push(Number(entry))
-      }
-    } catch {
-      // gone already, or not ours to read
-    }
-  }
-  return pids
 }
 
 const envelopeOf = (request: string): string =>
@@ -132,7 +115,7 @@ describe('dead servers, timeouts and aborts', () => {
       code: 'ERR_BACKEND_TIMEOUT',
       message: 'codex exec timed out after 3s',
     })
-    await vi.waitFor(() => expect(processesWith(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
+    await vi.waitFor(() => expect(processesWithEnv(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
   })
 
   it('gemini against a dead server times out after 3 s and leaves no process behind', async () => {
@@ -142,7 +125,7 @@ describe('dead servers, timeouts and aborts', () => {
       code: 'ERR_BACKEND_TIMEOUT',
       message: 'gemini timed out after 3s',
     })
-    await vi.waitFor(() => expect(processesWith(vars.GEMINI_CLI_HOME)).toEqual([]), { timeout: 3_000 })
+    await vi.waitFor(() => expect(processesWithEnv(vars.GEMINI_CLI_HOME)).toEqual([]), { timeout: 3_000 })
   })
 
   it('an abort while codex waits on the model kills it at once', async () => {
@@ -152,9 +135,9 @@ describe('dead servers, timeouts and aborts', () => {
     const controller = new AbortController()
     const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', signal: controller.signal })
     await vi.waitFor(() => expect(server.modelRequests()).toHaveLength(1), { timeout: 20_000 })
-    expect(processesWith(vars.CODEX_HOME).length).toBeGreaterThan(0)
+    expect(processesWithEnv(vars.CODEX_HOME).length).toBeGreaterThan(0)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
-    await vi.waitFor(() => expect(processesWith(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
+    await vi.waitFor(() => expect(processesWithEnv(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
   })
 })

@@ -20,7 +20,8 @@ import {
   type RelayOptions,
   type ReviewRelayOptions,
 } from '@phone-a-friend/relay'
-import { FakeClis, isAlive } from './support/fake-cli.js'
+import { FakeClis } from './support/fake-cli.js'
+import { childrenOf, isAlive, processesWithEnv } from './support/processes.js'
 import { TempRepo, tempDir } from './support/git-repo.js'
 import { MockBackend } from './support/mock-backend.js'
 import { runCli, type CliResult } from './support/run-cli.js'
@@ -160,37 +161,9 @@ function gitStderr(repoPath: string, args: string[]): string {
   return result.stderr.trim()
 }
 
-function pids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
-
-/** Every child of `pid`, zombies included (a zombie child is one we failed to reap). */
-function childrenOf(pid: number): number[] {
-  return pids().filter((child) => parentOf(child) === pid)
-}
-
 /** Live processes (not zombies) other than this one whose environment carries MARK. */
 function markedProcesses(): number[] {
-  const needle = `${MARK_KEY}=${MARK}`
-  return pids().filter((pid) => {
-    if (pid === process.pid) return false
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(needle) && isAlive(pid)
-    } catch {
-      return false
-    }
-  })
+  return processesWithEnv(`${MARK_KEY}=${MARK}`)
 }
 
 type AnyRelayOptions = Parameters<typeof relay>[0]

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { RelayError, _resetRegistry, relay } from '@phone-a-friend/relay'
-import { FakeClis, isAlive } from './support/fake-cli.js'
+import { FakeClis } from './support/fake-cli.js'
+import { childrenOf, isAlive, processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 
 const BATCHES = 10
@@ -71,37 +72,14 @@ afterAll(() => {
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-function pids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
-
 /** Children of this process, zombies included: a zombie child of ours is one nobody reaped. */
 function children(): number[] {
-  return pids().filter((pid) => parentOf(pid) === process.pid)
+  return childrenOf(process.pid)
 }
 
 /** Live (non-zombie) processes other than this one with MARK in their environment. */
 function marked(): number[] {
-  const needle = `${MARK_KEY}=${MARK}`
-  return pids().filter((pid) => {
-    if (pid === process.pid) return false
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(needle) && isAlive(pid)
-    } catch {
-      return false
-    }
-  })
+  return processesWithEnv(`${MARK_KEY}=${MARK}`)
 }
 
 function openFds(): number {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -55,17 +55,5 @@ export class FakeClis {
     }
     rmSync(this.bin, { recursive: true, force: true })
     rmSync(this.log, { recursive: true, force: true })
-  }
-}
-
-/** Alive and not a zombie waiting for init to reap it. */
-export function isAlive(pid: number): boolean {
-  const statPath = `/proc/${pid}/stat`
-  if (!existsSync(statPath)) return false
-  try {
-    const stat = readFileSync(statPath, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
   }
 }

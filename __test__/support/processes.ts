@@ -1,0 +1,40 @@
+import { readFileSync, readdirSync } from 'node:fs'
+
+/** Every process id on the machine. */
+export function pids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+}
+
+function stat(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
+}
+
+/** Alive and not a zombie waiting for init to reap it. */
+export function isAlive(pid: number): boolean {
+  const fields = stat(pid)
+  return fields !== undefined && fields[0] !== 'Z'
+}
+
+/** Children of `pid`, zombies included (a zombie child is one its parent failed to reap). */
+export function childrenOf(pid: number): number[] {
+  return pids().filter((child) => stat(child)?.[1] === String(pid))
+}
+
+/** Live processes other than this one whose environment has an entry containing `needle`. */
+export function processesWithEnv(needle: string): number[] {
+  return pids().filter((pid) => {
+    if (pid === process.pid) return false
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((entry) => entry.includes(needle)) && isAlive(pid)
+    } catch {
+      return false
+    }
+  })
+}
