@@ -93,7 +93,7 @@ fn layout(digits: &str, point: i32) -> String {
         p => {
             let exponent = p - 1;
             let sign = if exponent < 0 { '-' } else { '+' };
-            let (first, rest) = digits.split_at(1);
+            let (first, rest) = digits.split_at(digits.len().min(1));
             let fraction = if rest.is_empty() {
                 String::new()
             } else {
