@@ -102,23 +102,24 @@ fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> BackendR
             message: message.clone(),
         })
     };
-    match (outcome.failure.as_deref(), thrown(false), thrown(true)) {
-        (Some("backend"), cause @ Some(_), _) => Err(BackendFailure::Reported {
+    let failure = match outcome.failure.as_deref() {
+        Some("backend") => BackendFailure::Reported {
             kind: BackendFailureKind::Failed,
-            message,
-            cause,
-        }),
-        (Some("relay"), _, Some(value)) => Err(BackendFailure::Thrown(value)),
-        (Some("thrown"), Some(value), _) => Err(BackendFailure::Thrown(value)),
-        (Some("invalid"), _, _) => Err(BackendFailure::reported(
-            BackendFailureKind::Failed,
-            message,
-        )),
-        _ => Err(BackendFailure::reported(
+            message: message.clone(),
+            cause: thrown(false),
+        },
+        Some(kind @ ("relay" | "thrown")) => match thrown(kind == "relay") {
+            Some(value) => BackendFailure::Thrown(value),
+            // The call's table is gone (it already settled): nothing left to hand back.
+            None => BackendFailure::reported(BackendFailureKind::Failed, message),
+        },
+        Some("invalid") => BackendFailure::reported(BackendFailureKind::Failed, message),
+        _ => BackendFailure::reported(
             BackendFailureKind::Failed,
             format!("Backend {name} {method}() settled without an answer"),
-        )),
-    }
+        ),
+    };
+    Err(failure)
 }
 
 impl Backend for JsBackend {

@@ -70,6 +70,36 @@ pub struct NativeCaller {
     pub cancel_id: Option<u32>,
 }
 
+impl From<NativeRelayOptions> for RelayOptions {
+    fn from(options: NativeRelayOptions) -> Self {
+        RelayOptions {
+            prompt: options.prompt,
+            repo_path: options.repo_path,
+            backend: options.backend,
+            context_file: options.context_file,
+            context_text: options.context_text,
+            include_diff: options.include_diff.unwrap_or(false),
+            timeout_seconds: options.timeout_seconds,
+            model: options.model,
+            sandbox: options.sandbox,
+        }
+    }
+}
+
+impl From<NativeReviewOptions> for ReviewOptions {
+    fn from(options: NativeReviewOptions) -> Self {
+        ReviewOptions {
+            repo_path: options.repo_path,
+            backend: options.backend,
+            base: options.base,
+            prompt: options.prompt,
+            timeout_seconds: options.timeout_seconds,
+            model: options.model,
+            sandbox: options.sandbox,
+        }
+    }
+}
+
 fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, CallContext)> {
     let (registry, warn) = scope::snapshot(caller.scope)?;
     let context = CallContext {
@@ -85,18 +115,7 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
 #[napi]
 pub async fn relay(options: NativeRelayOptions, caller: NativeCaller) -> Result<String> {
     let (registry, context) = call_context(caller)?;
-    let options = RelayOptions {
-        prompt: options.prompt,
-        repo_path: options.repo_path,
-        backend: options.backend,
-        context_file: options.context_file,
-        context_text: options.context_text,
-        include_diff: options.include_diff.unwrap_or(false),
-        timeout_seconds: options.timeout_seconds,
-        model: options.model,
-        sandbox: options.sandbox,
-    };
-    relay::relay(registry, options, context)
+    relay::relay(registry, options.into(), context)
         .await
         .map_err(|failure| errors::to_napi_error(&failure))
 }
@@ -104,16 +123,7 @@ pub async fn relay(options: NativeRelayOptions, caller: NativeCaller) -> Result<
 #[napi]
 pub async fn review_relay(options: NativeReviewOptions, caller: NativeCaller) -> Result<String> {
     let (registry, context) = call_context(caller)?;
-    let options = ReviewOptions {
-        repo_path: options.repo_path,
-        backend: options.backend,
-        base: options.base,
-        prompt: options.prompt,
-        timeout_seconds: options.timeout_seconds,
-        model: options.model,
-        sandbox: options.sandbox,
-    };
-    relay::review_relay(registry, options, context)
+    relay::review_relay(registry, options.into(), context)
         .await
         .map_err(|failure| errors::to_napi_error(&failure))
 }
