@@ -92,6 +92,9 @@ pub enum RelayError {
     DepthLimit,
     #[error("Failed to collect git diff against {base}: {detail}")]
     GitDiff { base: String, detail: String },
+    /// The call's deadline passed before the backend ran (a context file or git that did not end).
+    #[error("Relay timed out after {after}s while {during}")]
+    Timeout { after: String, during: &'static str },
     /// A failure reported by a backend, with the backend's own message.
     #[error("{message}")]
     Backend {
@@ -122,6 +125,7 @@ impl RelayError {
             RelayError::TooLarge { .. } => "ERR_TOO_LARGE",
             RelayError::DepthLimit => "ERR_DEPTH_LIMIT",
             RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
+            RelayError::Timeout { .. } => "ERR_TIMEOUT",
             RelayError::Backend { kind, .. } => kind.code(),
             RelayError::Internal(_) => "ERR_INTERNAL",
         }

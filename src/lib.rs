@@ -8,6 +8,7 @@ pub mod backends;
 mod binding;
 pub mod bounded_text;
 pub mod context;
+pub mod deadline;
 pub mod depth;
 pub mod envelope;
 pub mod errors;

@@ -1,0 +1,125 @@
+//! One deadline per call (SPEC 14): the relay's `timeoutSeconds`, counted from the call, and the
+//! caller's cancellation. Every wait, read and child process of the call is bounded by it, from
+//! the first `stat` of preparation to the backend's last byte.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::Timeout;
+
+/// Why a bounded step stopped before it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The call's time ran out.
+    TimedOut,
+    /// The caller aborted (or gave up on) the call.
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct Deadline {
+    timeout: Timeout,
+    at: Instant,
+    cancel: CancellationToken,
+}
+
+impl Deadline {
+    /// A deadline `timeout` from now, also ended by `cancel`.
+    pub fn starting_now(timeout: Timeout, cancel: CancellationToken) -> Deadline {
+        // `Timeout::duration` is capped at ten years, so this cannot overflow.
+        let at = Instant::now() + timeout.duration();
+        Deadline {
+            timeout,
+            at,
+            cancel,
+        }
+    }
+
+    /// The timeout this deadline was made from, for messages (`… timed out after <n>s`).
+    pub fn timeout(&self) -> Timeout {
+        self.timeout
+    }
+
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Time left (zero once past).
+    pub fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+
+    /// `Err` once cancelled or past the deadline: for loops that do blocking work in steps.
+    pub fn check(&self) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            Err(Stop::Cancelled)
+        } else if Instant::now() >= self.at {
+            Err(Stop::TimedOut)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Resolves when the deadline passes or the call is cancelled, saying which.
+    pub async fn reached(&self) -> Stop {
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Stop::Cancelled,
+            () = tokio::time::sleep_until(self.at) => Stop::TimedOut,
+        }
+    }
+
+    /// Runs `work` until it finishes or the deadline stops it (then `work` is dropped).
+    pub async fn bound<F: Future>(&self, work: F) -> Result<F::Output, Stop> {
+        tokio::select! {
+            biased;
+            stop = self.reached() => Err(stop),
+            output = work => Ok(output),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout(seconds: f64) -> Timeout {
+        Timeout::from_seconds(seconds).expect("valid timeout")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bound_stops_work_at_the_deadline() {
+        let deadline = Deadline::starting_now(timeout(2.0), CancellationToken::new());
+        let quick = deadline
+            .bound(tokio::time::sleep(Duration::from_secs(1)))
+            .await;
+        assert_eq!(quick, Ok(()));
+        let slow = deadline
+            .bound(tokio::time::sleep(Duration::from_secs(5)))
+            .await;
+        assert_eq!(slow, Err(Stop::TimedOut));
+        assert_eq!(deadline.check(), Err(Stop::TimedOut));
+        assert_eq!(deadline.remaining(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancellation_wins_over_the_clock() {
+        let cancel = CancellationToken::new();
+        let deadline = Deadline::starting_now(timeout(60.0), cancel.clone());
+        assert_eq!(deadline.check(), Ok(()));
+        cancel.cancel();
+        assert_eq!(deadline.check(), Err(Stop::Cancelled));
+        let work = deadline.bound(std::future::pending::<()>()).await;
+        assert_eq!(work, Err(Stop::Cancelled));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_huge_timeout_does_not_overflow() {
+        let deadline = Deadline::starting_now(timeout(1e300), CancellationToken::new());
+        assert_eq!(deadline.check(), Ok(()));
+        assert!(deadline.remaining() > Duration::from_secs(3600));
+    }
+}
