@@ -2,7 +2,7 @@
 // `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
 // strict TypeScript and npx.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -30,6 +30,7 @@ beforeAll(() => {
   mkdirSync(platform)
   copyFileSync(join(ROOT, 'npm', 'linux-x64-gnu', 'package.json'), join(platform, 'package.json'))
   copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(platform, 'relay.linux-x64-gnu.node'))
+  copyFileSync(join(ROOT, 'phone-a-friend-supervisor'), join(platform, 'phone-a-friend-supervisor'))
   const tarballs = [pack(ROOT, work), pack(platform, work)]
   project = join(work, 'project')
   mkdirSync(project)
@@ -45,6 +46,20 @@ describe('the installed package', () => {
     const files = readdirSync(installed).sort()
     expect(files).toEqual(['README.md', 'bin', 'binding.d.ts', 'binding.js', 'cli', 'index.d.ts', 'index.js', 'index.mjs', 'internal', 'package.json'])
     expect(readdirSync(join(installed, 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
+  })
+
+  it('runs a CLI backend under the supervisor that ships in the platform package', () => {
+    const platformDir = join(project, 'node_modules', '@phone-a-friend', 'relay-linux-x64-gnu')
+    expect(readdirSync(platformDir).sort()).toEqual(['package.json', 'phone-a-friend-supervisor', 'relay.linux-x64-gnu.node'])
+    expect(statSync(join(platformDir, 'phone-a-friend-supervisor')).mode & 0o111).not.toBe(0)
+    const bin = mkdtempSync(join(work, 'bin-'))
+    writeFileSync(join(bin, 'codex'), '#!/bin/sh\ncat > /dev/null\necho "answer under $(cat /proc/$PPID/comm)"\n', { mode: 0o755 })
+    const out = run(process.execPath, ['-e', `
+      const { relay } = require('@phone-a-friend/relay')
+      relay({ prompt: 'hello', repoPath: '.' }).then((answer) => console.log(answer), (e) => console.log(e.code + ': ' + e.message))
+    `], project, { ...process.env, PATH: `${bin}:${process.env.PATH}` })
+    // The backend's parent is the supervisor (its name cut to 15 bytes by the kernel), not Node.
+    expect(out).toBe('answer under phone-a-friend-\n')
   })
 
   it('npx phone-a-friend --help works', () => {

@@ -20,16 +20,16 @@ use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{read_bounded, BoundedText, Measured};
+use crate::supervisor_protocol::{
+    spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
+};
 
 /// How long a group gets between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
-/// Longest pause between two looks at a group that was sent SIGTERM.
-const LONGEST_POLL: Duration = Duration::from_millis(20);
-/// How long the pipes are still read once the leader has exited and its group was killed:
-/// only a process that left the group (`setsid`) can keep them open that long.
+/// How long the pipes are still read once the supervisor has exited, having killed the tree.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
-/// Bound on reaping a SIGKILLed leader (one stuck in the kernel is left to tokio's reaper).
-const REAP_LIMIT: Duration = Duration::from_secs(2);
+/// Bound on the wait for a supervisor told to stop: its grace, its SIGKILL rounds, and slack.
+const STOP_LIMIT: Duration = Duration::from_secs(3);
 const READ_CHUNK: usize = 64 * 1024;
 
 /// What the child reads on stdin.
@@ -55,6 +55,9 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// Bytes of text kept per stream; the rest is counted and dropped.
     pub output_limit: usize,
+    /// Folders the supervisor removes if the run is stopped or the host dies before the
+    /// caller could remove them itself.
+    pub remove_on_stop: Vec<PathBuf>,
 }
 
 /// How the child ended and what it printed.
@@ -80,10 +83,14 @@ pub enum ProcessError {
     Cancelled,
     #[error("I/O with the process failed: {0}")]
     Io(#[source] io::Error),
+    /// The supervisor executable is missing (a broken installation).
+    #[error("{0}")]
+    Supervisor(#[source] io::Error),
 }
 
-/// Runs `spec` to completion, timeout or cancellation. Whatever happens, including this future
-/// being dropped, the child's process group is killed before or as the call ends.
+/// Runs `spec` to completion, timeout or cancellation, under the supervisor (see
+/// `src/bin/phone-a-friend-supervisor.rs`): whatever happens, including this future being
+/// dropped or the whole host process dying, every process the backend started is killed.
 pub async fn run_process(
     spec: ProcessSpec,
     cancel: &CancellationToken,
@@ -99,13 +106,25 @@ pub async fn run_process(
         stdin,
         timeout,
         output_limit,
+        remove_on_stop,
     } = spec;
     let (stdin_mode, stdin_bytes) = match stdin {
         StdinSource::Null => (Stdio::null(), None),
         StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
     };
-    let mut command = std::process::Command::new(program);
+    let supervisor = crate::supervisor::executable().map_err(ProcessError::Supervisor)?;
+    let mut command = std::process::Command::new(supervisor);
     command
+        .arg(PARENT_FLAG)
+        .arg(std::process::id().to_string())
+        .arg(GRACE_FLAG)
+        .arg(TERM_GRACE.as_millis().to_string());
+    for folder in remove_on_stop {
+        command.arg(REMOVE_FLAG).arg(folder);
+    }
+    command
+        .arg(END_OF_FLAGS)
+        .arg(program)
         .args(args)
         .current_dir(cwd)
         .env_clear()
@@ -113,21 +132,19 @@ pub async fn run_process(
         .stdin(stdin_mode)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // The child leads a new group, so one signal reaches everything it starts.
+        // Out of the host's group: a terminal's Ctrl-C is for the host to handle.
         .process_group(0);
-    let mut command = Command::from(command);
-    command.kill_on_drop(true);
-    let mut child = command.spawn().map_err(ProcessError::Spawn)?;
-    // Declared after `child` so it drops first: the group is killed while the leader is not yet
-    // reaped, and so while its id cannot have been reused.
-    let mut group = match child.id().and_then(|id| i32::try_from(id).ok()) {
-        Some(pid) => GroupGuard {
-            pgid: pid,
-            armed: true,
-        },
+    // Never SIGKILL the supervisor: only it can end what left the backend's process group.
+    let mut child = Command::from(command)
+        .spawn()
+        .map_err(ProcessError::Spawn)?;
+    // Declared after `child` so it drops first: the supervisor is signalled while it is not
+    // yet reaped, and so while its id cannot have been reused.
+    let mut supervisor = match child.id().and_then(|id| i32::try_from(id).ok()) {
+        Some(pid) => SupervisorGuard { pid, armed: true },
         None => {
             return Err(ProcessError::Io(io::Error::other(
-                "the child has no process id",
+                "the supervisor has no process id",
             )))
         }
     };
@@ -147,21 +164,27 @@ pub async fn run_process(
             )
             .map(|_| ())
         };
-        supervise(&mut child, &mut group, io, timeout, cancel).await?
+        supervise(&mut child, &mut supervisor, io, timeout, cancel).await?
     };
+    let stderr = stderr.finish();
+    if status.code() == Some(SPAWN_FAILED_EXIT) {
+        if let Some(errno) = spawn_failure_errno(&stderr.text) {
+            return Err(ProcessError::Spawn(io::Error::from_raw_os_error(errno)));
+        }
+    }
     Ok(ProcessOutput {
         code: status.code(),
         signal: status.signal(),
         stdout: stdout.finish(),
-        stderr: stderr.finish(),
+        stderr,
     })
 }
 
-/// Waits for the leader to exit and the pipes to close, whichever comes last, unless the
-/// timeout or the token ends it first. Every path leaves the group killed and `group` disarmed.
+/// Waits for the supervisor to exit and the pipes to close, whichever comes last, unless the
+/// timeout or the token ends it first. Every path leaves the tree stopped and `guard` disarmed.
 async fn supervise(
     child: &mut Child,
-    group: &mut GroupGuard,
+    guard: &mut SupervisorGuard,
     io: impl Future<Output = io::Result<()>>,
     timeout: Duration,
     cancel: &CancellationToken,
@@ -178,38 +201,38 @@ async fn supervise(
         tokio::select! {
             biased;
             () = cancel.cancelled() => {
-                group.terminate(child).await;
+                guard.stop(child).await;
                 return Err(ProcessError::Cancelled);
             }
-            // Once the leader has exited its status is the answer, whatever the clock says.
+            // Once the backend has exited its status is the answer, whatever the clock says.
             () = &mut timer, if status.is_none() => {
-                group.terminate(child).await;
+                guard.stop(child).await;
                 return Err(ProcessError::TimedOut);
             }
             exited = child.wait(), if status.is_none() => match exited {
                 Ok(exit) => {
-                    // What is left of the group can only hold our pipes open: end it now.
-                    group.kill();
+                    // The supervisor killed the backend's whole tree before it exited.
+                    guard.disarm();
                     status = Some(exit);
                     drain.as_mut().reset(Instant::now() + DRAIN_AFTER_EXIT);
                 }
                 Err(e) => {
-                    group.terminate(child).await;
+                    guard.stop(child).await;
                     return Err(ProcessError::Io(e));
                 }
             },
             done = &mut io, if !io_done => {
                 if let Err(e) = done {
-                    group.terminate(child).await;
+                    guard.stop(child).await;
                     return Err(ProcessError::Io(e));
                 }
                 io_done = true;
             }
-            // A process that left the group still holds a pipe: keep what was read.
+            // Only a process outside the tree (one handed the pipe some other way) can still
+            // hold it: keep what was read.
             () = &mut drain, if status.is_some() && !io_done => io_done = true,
         }
         if let (true, Some(exit)) = (io_done, status) {
-            group.disarm();
             return Ok(exit);
         }
     }
@@ -247,136 +270,47 @@ async fn write_stdin(pipe: Option<ChildStdin>, bytes: Option<Vec<u8>>) -> io::Re
     // `pipe` drops here, closing the child's stdin.
 }
 
-/// The child's process group, killed with SIGKILL when dropped while still armed.
-struct GroupGuard {
-    pgid: i32,
+/// The running supervisor, asked to stop the backend's tree (SIGTERM) when dropped while armed.
+struct SupervisorGuard {
+    pid: i32,
     armed: bool,
 }
 
-impl GroupGuard {
-    /// SIGKILL to every process left in the group.
-    fn kill(&self) {
-        if self.armed {
-            signal_group(self.pgid, libc::SIGKILL);
+impl SupervisorGuard {
+    fn request_stop(&self) {
+        if self.armed && self.pid > 1 {
+            // SAFETY: `kill` takes plain integers and touches no memory of ours.
+            unsafe { libc::kill(self.pid, libc::SIGTERM) };
         }
     }
 
-    /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, SIGKILL to whatever is left,
-    /// then reaps the leader.
-    async fn terminate(&mut self, child: &mut Child) {
-        if self.armed && signal_group(self.pgid, libc::SIGTERM) {
-            let give_up = Instant::now() + TERM_GRACE;
-            let mut pause = Duration::from_millis(1);
-            loop {
-                match group_state(self.pgid, child) {
-                    GroupState::Empty => break,
-                    // Members that are all zombies hold the id, so the SIGKILL below is safe.
-                    GroupState::OnlyZombies => {
-                        signal_group(self.pgid, libc::SIGKILL);
-                        break;
-                    }
-                    GroupState::Alive => {}
-                }
-                let now = Instant::now();
-                if now >= give_up {
-                    signal_group(self.pgid, libc::SIGKILL);
-                    break;
-                }
-                sleep(pause.min(give_up - now)).await;
-                pause = (pause * 2).min(LONGEST_POLL);
-            }
+    /// Asks the supervisor to stop the tree (SIGTERM, then SIGKILL after [`TERM_GRACE`]) and
+    /// waits for it to exit, so the caller returns with nothing left running.
+    async fn stop(&mut self, child: &mut Child) {
+        self.request_stop();
+        if tokio::time::timeout(STOP_LIMIT, child.wait())
+            .await
+            .is_err()
+        {
+            // A supervisor that does not answer is broken: end it rather than hang.
+            let _ = child.start_kill();
+            let _ = tokio::time::timeout(STOP_LIMIT, child.wait()).await;
         }
-        // The leader is dead or dying by now; reap it so no zombie of ours is left.
-        let _ = tokio::time::timeout(REAP_LIMIT, child.wait()).await;
         self.disarm();
     }
 
-    /// The group was dealt with: never signal its id again (it may be reused once empty).
+    /// The supervisor has exited: never signal its id again (it may be reused).
     fn disarm(&mut self) {
         self.armed = false;
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for SupervisorGuard {
     fn drop(&mut self) {
-        // The future was dropped mid-flight: leave nothing of the group running.
-        self.kill();
+        // The future was dropped mid-flight: the supervisor ends the tree on its own, and
+        // tokio reaps it.
+        self.request_stop();
     }
-}
-
-/// Sends `signal` to the group; `false` when the group has no member left.
-fn signal_group(pgid: i32, signal: libc::c_int) -> bool {
-    // `kill(0, …)` and `kill(-1, …)` would reach our own group or every process we may signal.
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: `kill` takes plain integers and touches no memory of ours.
-    let result = unsafe { libc::kill(-pgid, signal) };
-    // EPERM still means a member exists; only ESRCH says the group is gone.
-    result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
-enum GroupState {
-    Empty,
-    OnlyZombies,
-    Alive,
-}
-
-fn group_state(pgid: i32, child: &mut Child) -> GroupState {
-    // Reap the leader if it has exited, or its own zombie would keep the group non-empty.
-    let leader_running = matches!(child.try_wait(), Ok(None));
-    if !signal_group(pgid, 0) {
-        return GroupState::Empty;
-    }
-    if leader_running {
-        return GroupState::Alive;
-    }
-    // Orphans are reparented to init, which may take its time reaping them (here it takes
-    // seconds): look past their zombies so a cancel that killed everything returns at once.
-    match has_live_member(pgid) {
-        Some(false) => GroupState::OnlyZombies,
-        _ => GroupState::Alive,
-    }
-}
-
-/// Whether a process of group `pgid` is still running (not a zombie); `None` if unknown.
-#[cfg(target_os = "linux")]
-fn has_live_member(pgid: i32) -> Option<bool> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        // A process that exited since the listing has no stat any more: skip it.
-        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        if let Some((state, pgrp)) = parse_stat(&stat) {
-            if pgrp == pgid && state != b'Z' && state != b'X' {
-                return Some(true);
-            }
-        }
-    }
-    Some(false)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn has_live_member(_pgid: i32) -> Option<bool> {
-    None
-}
-
-/// State letter and process group from `/proc/<pid>/stat`: `pid (comm) S ppid pgrp …`, where
-/// `comm` may itself contain spaces and parentheses.
-#[cfg(target_os = "linux")]
-fn parse_stat(stat: &[u8]) -> Option<(u8, i32)> {
-    let after_comm = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    let mut fields = after_comm
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|f| !f.is_empty());
-    let state = *fields.next()?.first()?;
-    let _ppid = fields.next()?;
-    let pgrp = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
-    Some((state, pgrp))
 }
 
 /// Reads a file (e.g. codex's `--output-last-message` answer file) as the pipes are read: at
@@ -461,6 +395,7 @@ mod tests {
                 stdin: StdinSource::Null,
                 timeout: Duration::from_secs(20),
                 output_limit: 8 * MIB,
+                remove_on_stop: Vec::new(),
             }
         }
 
@@ -530,18 +465,11 @@ mod tests {
     }
 
     /// Running and not a zombie (init may be slow to reap orphans).
-    #[cfg(target_os = "linux")]
     fn is_alive(pid: i32) -> bool {
-        match std::fs::read(format!("/proc/{pid}/stat")) {
-            Ok(stat) => parse_stat(&stat).is_some_and(|(state, _)| state != b'Z' && state != b'X'),
-            Err(_) => false,
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn is_alive(pid: i32) -> bool {
-        // SAFETY: plain integers; signal 0 only checks that the process exists.
-        unsafe { libc::kill(pid, 0) == 0 }
+        std::fs::read(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| crate::process_tree::parse_stat(&stat))
+            .is_some_and(|info| info.is_running())
     }
 
     /// Whether `pid` is dead within `limit` (a SIGKILL is delivered asynchronously).
@@ -559,8 +487,9 @@ mod tests {
     /// Kills what a test started (`pids[0]` leads its group) so a failed assertion leaves
     /// nothing running.
     fn cleanup(pids: &[i32]) {
-        if let Some(&leader) = pids.first() {
-            signal_group(leader, libc::SIGKILL);
+        if let Some(&leader) = pids.first().filter(|&&pid| pid > 1) {
+            // SAFETY: plain integers; the group of a process this test started.
+            unsafe { libc::kill(-leader, libc::SIGKILL) };
         }
         for &pid in pids.iter().filter(|&&pid| pid > 1) {
             // SAFETY: plain integers; `pid` is a process this test started.
@@ -795,32 +724,63 @@ mod tests {
         assert!(dead, "grandchild {} survived", pids[1]);
     }
 
-    #[cfg(target_os = "linux")]
-    #[tokio::test]
-    async fn a_process_that_left_the_group_cannot_hold_the_pipes_for_long() {
-        let fx = Fixture::new();
-        // `setsid` puts the sleeper out of reach of the group kill; it keeps stdout open.
+    /// A script whose `setsid` child (out of reach of any group kill) writes its pid to `$1`
+    /// and sleeps, keeping stdout open; the script then runs `then`.
+    fn escaper(fx: &Fixture, then: &str) -> (ProcessSpec, PathBuf) {
         let script = fx.script(
             "escaper",
-            "setsid sh -c 'echo $$ > \"$1\"; exec sleep 30' sh \"$1\" &\n\
-             while [ ! -s \"$1\" ]; do sleep 0.01; done; echo done",
+            &format!(
+                "setsid sh -c 'echo $$ > \"$1\"; exec sleep 30' sh \"$1\" &\n\
+                 while [ ! -s \"$1\" ]; do sleep 0.01; done; {then}"
+            ),
         );
-        let (spec, pid_file) = fx.spec_with_pid_file(script);
+        fx.spec_with_pid_file(script)
+    }
+
+    #[tokio::test]
+    async fn a_descendant_in_a_new_session_dies_with_its_backend() {
+        let fx = Fixture::new();
+        let (spec, pid_file) = escaper(&fx, "echo done");
         let started = StdInstant::now();
         let result = run(spec).await;
         let elapsed = started.elapsed();
         let pids = read_pids(&pid_file).await;
+        let dead = dies_within(pids[0], Duration::from_secs(1)).await;
         cleanup(&pids);
         let output = ok(result);
         assert_eq!(
             (output.code, output.stdout.text.as_str()),
             (Some(0), "done")
         );
-        assert!(elapsed >= DRAIN_AFTER_EXIT, "{elapsed:?}");
-        assert!(
-            elapsed < DRAIN_AFTER_EXIT + Duration::from_secs(1),
-            "{elapsed:?}"
-        );
+        assert!(dead, "the setsid descendant {} survived", pids[0]);
+        // No waiting out the drain: nothing holds the pipes once the tree is gone.
+        assert!(elapsed < DRAIN_AFTER_EXIT, "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn a_descendant_in_a_new_session_dies_on_timeout_and_on_cancel() {
+        for cancelled in [false, true] {
+            let fx = Fixture::new();
+            let (mut spec, pid_file) = escaper(&fx, "sleep 30");
+            spec.timeout = Duration::from_millis(if cancelled { 20_000 } else { 300 });
+            let cancel = CancellationToken::new();
+            let canceller = async {
+                let pids = read_pids(&pid_file).await;
+                if cancelled {
+                    cancel.cancel();
+                }
+                pids
+            };
+            let (result, pids) = tokio::join!(run_with(spec, &cancel), canceller);
+            let dead = dies_within(pids[0], Duration::from_secs(1)).await;
+            cleanup(&pids);
+            let expected = if cancelled { "Cancelled" } else { "TimedOut" };
+            assert_eq!(
+                format!("{:?}", result.map(|_| ())),
+                format!("Err({expected})")
+            );
+            assert!(dead, "the setsid descendant {} survived", pids[0]);
+        }
     }
 
     #[tokio::test]

@@ -15,8 +15,11 @@ case "$FAKE_MODE" in
   fail-stderr) echo "stdout detail"; echo "boom on stderr" >&2; exit 3 ;;
   fail-stdout) echo "stdout detail"; exit 3 ;;
   fail-silent) exit 3 ;;
+  fail-silent-with-answer) printf 'half an answer' > "$out"; exit 3 ;;
+  report-perms) stat -c '%a' "$(dirname "$out")" "$out" > "$log/perms"; printf 'ok' > "$out" ;;
   slow) sleep "${FAKE_SLEEP:-1}"; if [ -n "$out" ]; then printf 'slow answer' > "$out"; fi; printf 'slow answer' ;;
   hang-with-grandchild) sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
+  hang-with-new-session) setsid sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
   flood) head -c 209715200 /dev/zero | tr '\0' a ;;
   *) echo "unknown FAKE_MODE $FAKE_MODE" >&2; exit 99 ;;
 esac

@@ -15,8 +15,14 @@ export type FakeMode =
   | 'fail-stderr'
   | 'fail-stdout'
   | 'fail-silent'
+  /** Writes part of an answer to the answer file, then exits 3 without a word. */
+  | 'fail-silent-with-answer'
+  /** Records the modes of the answer folder and file in `perms`. */
+  | 'report-perms'
   | 'slow'
   | 'hang-with-grandchild'
+  /** Like hang-with-grandchild, but the grandchild leads a new session (`setsid`), out of the group. */
+  | 'hang-with-new-session'
   | 'flood'
 
 /** A folder of fake CLIs put first on PATH, and the log folder they write to. */
@@ -44,7 +50,7 @@ export class FakeClis {
     return readFileSync(join(this.log, 'args'), 'utf8').split('\n').slice(0, -1)
   }
 
-  read(name: 'stdin' | 'cwd' | 'depth' | 'answer-file' | 'grandchild'): string {
+  read(name: 'stdin' | 'cwd' | 'depth' | 'answer-file' | 'grandchild' | 'perms'): string {
     return readFileSync(join(this.log, name), 'utf8')
   }
 

@@ -44,10 +44,12 @@ impl CliLabel<'_> {
             ),
             ProcessError::Cancelled => BackendFailure::Cancelled,
             ProcessError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => self.not_found(),
-            ProcessError::Spawn(e) | ProcessError::Io(e) => BackendFailure::reported(
-                BackendFailureKind::Failed,
-                format!("{} could not be run: {e}", self.command),
-            ),
+            ProcessError::Spawn(e) | ProcessError::Io(e) | ProcessError::Supervisor(e) => {
+                BackendFailure::reported(
+                    BackendFailureKind::Failed,
+                    format!("{} could not be run: {e}", self.command),
+                )
+            }
         }
     }
 

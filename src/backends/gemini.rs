@@ -74,6 +74,7 @@ impl Backend for Gemini {
                 stdin: StdinSource::Bytes(request.prompt.into_bytes()),
                 timeout: request.timeout.duration(),
                 output_limit: MAX_OUTPUT_BYTES,
+                remove_on_stop: Vec::new(),
             };
             let output = run_process(spec, &cancel)
                 .await

@@ -1,0 +1,137 @@
+// SPEC 14: a relay's backend never outlives the host process, however it ends. Each case runs a
+// host Node process that starts a relay to a fake codex whose grandchild leads a new session
+// (as the claude and opencode CLIs run their tools), then ends the host one way. Within 2 s no
+// process carrying this case's mark may be alive, and the codex temp folder must be gone.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FakeClis } from './support/fake-cli.js'
+import { isAlive, processesWithEnv } from './support/processes.js'
+import { TempRepo } from './support/git-repo.js'
+
+const ROOT = resolve(__dirname, '..')
+const MARK_KEY = 'PAF_HOST_DEATH_MARK'
+const SETTLE_MS = 2_000
+
+let fake: FakeClis
+let repo: TempRepo
+let work: string
+
+beforeAll(() => {
+  fake = new FakeClis(['codex'])
+  repo = new TempRepo().write('a.txt', 'one\n').commit('first')
+  work = mkdtempSync(join(tmpdir(), 'paf-host-death-'))
+})
+
+afterAll(() => {
+  fake.restore()
+  repo.remove()
+  rmSync(work, { recursive: true, force: true })
+})
+
+type Ending = 'exit' | 'uncaught' | 'rejection' | 'SIGTERM' | 'SIGHUP' | 'SIGKILL' | 'SIGINT to its group'
+
+/** The host: starts a relay, says `ready` once the backend's grandchild exists, then ends as told. */
+const HOST = `
+const { existsSync } = require('node:fs')
+const { relay } = require(process.env.PAF_ROOT)
+relay({ prompt: 'hi', repoPath: process.env.PAF_REPO, backend: 'codex', timeoutSeconds: 60 }).catch(() => {})
+const poll = setInterval(() => {
+  if (!existsSync(process.env.FAKE_LOG + '/grandchild')) return
+  clearInterval(poll)
+  process.stdout.write('ready\\n')
+  switch (process.env.PAF_ENDING) {
+    case 'exit': process.exit(0)
+    case 'uncaught': setImmediate(() => { throw new Error('boom') }); break
+    case 'rejection': Promise.reject(new Error('boom')); break
+    default: setInterval(() => {}, 1000) // wait for the signal
+  }
+}, 5)
+`
+
+interface Case {
+  host: ChildProcess
+  mark: string
+  log: string
+  tmp: string
+}
+
+function startHost(ending: Ending, index: number): Case {
+  const mark = `${process.pid}-${index}-${Date.now()}`
+  const log = join(work, `log-${index}`)
+  const tmp = join(work, `tmp-${index}`)
+  mkdirSync(log)
+  mkdirSync(tmp)
+  const env = {
+    ...process.env,
+    [MARK_KEY]: mark,
+    FAKE_LOG: log,
+    FAKE_MODE: 'hang-with-new-session',
+    TMPDIR: tmp,
+    PAF_ROOT: ROOT,
+    PAF_REPO: repo.path,
+    PAF_ENDING: ending,
+  }
+  // Its own process group, as a foreground job at a terminal is.
+  const host = spawn(process.execPath, ['-e', HOST], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  return { host, mark, log, tmp }
+}
+
+function ready(host: ChildProcess): Promise<void> {
+  return new Promise((resolveReady, reject) => {
+    let out = ''
+    host.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes('ready')) resolveReady()
+    })
+    host.once('exit', (code) => reject(new Error(`host exited (${code}) before it was ready`)))
+  })
+}
+
+function exited(host: ChildProcess): Promise<void> {
+  if (host.exitCode !== null || host.signalCode !== null) return Promise.resolve()
+  return new Promise((done) => host.once('exit', () => done()))
+}
+
+async function settle(check: () => boolean, limitMs: number): Promise<boolean> {
+  const until = Date.now() + limitMs
+  while (Date.now() < until) {
+    if (check()) return true
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return check()
+}
+
+const endings: Ending[] = ['exit', 'uncaught', 'rejection', 'SIGTERM', 'SIGHUP', 'SIGKILL', 'SIGINT to its group']
+
+describe('nothing a relay starts outlives its host', () => {
+  endings.forEach((ending, index) => {
+    it(`when the host ends by ${ending}`, async () => {
+      const { host, mark, log, tmp } = startHost(ending, index)
+      try {
+        await ready(host)
+        const grandchild = Number(readFileSync(join(log, 'grandchild'), 'utf8'))
+        expect(isAlive(grandchild)).toBe(true)
+        expect(processesWithEnv(mark).length).toBeGreaterThanOrEqual(3) // supervisor, codex, sleep…
+        expect(readdirSync(tmp).filter((name) => name.startsWith('phone-a-friend-codex-'))).toHaveLength(1)
+        if (ending === 'SIGINT to its group') process.kill(-(host.pid as number), 'SIGINT')
+        else if (ending.startsWith('SIG')) host.kill(ending as NodeJS.Signals)
+        await exited(host)
+        const gone = await settle(() => processesWithEnv(mark).length === 0, SETTLE_MS)
+        expect(gone ? [] : processesWithEnv(mark)).toEqual([])
+        expect(isAlive(grandchild)).toBe(false)
+        const folderGone = await settle(() => readdirSync(tmp).length === 0, SETTLE_MS)
+        expect(folderGone ? [] : readdirSync(tmp)).toEqual([])
+      } finally {
+        for (const pid of processesWithEnv(mark)) process.kill(pid, 'SIGKILL')
+        if (host.exitCode === null && host.signalCode === null) host.kill('SIGKILL')
+      }
+    })
+  })
+
+  it('the supervisor ships beside the addon', () => {
+    expect(existsSync(join(ROOT, 'phone-a-friend-supervisor'))).toBe(true)
+  })
+})

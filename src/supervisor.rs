@@ -1,0 +1,76 @@
+//! Finds the supervisor executable (`src/bin/phone-a-friend-supervisor.rs`) that every CLI
+//! backend runs under. It ships beside the addon's `.node` file; under `cargo test` it is the
+//! binary cargo built beside the test executable.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::supervisor_protocol::SUPERVISOR_FILE_NAME;
+
+/// The supervisor's path, looked up once per process.
+pub fn executable() -> io::Result<&'static Path> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(locate)
+        .as_deref()
+        .map_err(|detail| io::Error::new(io::ErrorKind::NotFound, detail.clone()))
+}
+
+fn locate() -> Result<PathBuf, String> {
+    let mut folders = Vec::new();
+    if let Some(library) = this_shared_object() {
+        folders.extend(library.parent().map(Path::to_path_buf));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        // `target/<profile>/deps/<test>` for cargo's test executables.
+        folders.extend(exe.ancestors().skip(1).take(2).map(Path::to_path_buf));
+    }
+    folders
+        .iter()
+        .map(|folder| folder.join(SUPERVISOR_FILE_NAME))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| {
+            let looked_in: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
+            format!(
+                "the process supervisor {SUPERVISOR_FILE_NAME} is missing (looked in {}); reinstall @phone-a-friend/relay",
+                looked_in.join(", ")
+            )
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The file this code was loaded from: the addon's `.node` file when Node loaded it.
+fn this_shared_object() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: `dladdr` fills `info` for an address inside a loaded object; `dli_fname` then
+    // points at a string the loader keeps for as long as the object stays loaded.
+    unsafe {
+        let mut info = std::mem::zeroed::<libc::Dl_info>();
+        let address = this_shared_object as *const libc::c_void;
+        if libc::dladdr(address, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        let name = CStr::from_ptr(info.dli_fname).to_bytes();
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(name));
+        path.extension()
+            .is_some_and(|ext| ext == "node")
+            .then_some(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_tests_find_the_built_supervisor() {
+        let path = executable().expect("cargo builds the supervisor beside the tests");
+        assert!(path.ends_with(SUPERVISOR_FILE_NAME), "{}", path.display());
+    }
+}
