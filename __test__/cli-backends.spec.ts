@@ -50,6 +50,21 @@ describe('codex', () => {
     expect(readdirSync(tmp)).toEqual([])
   })
 
+  it('keeps its answer private: folder 0700, answer file 0600, removed afterwards', async () => {
+    fake.mode('report-perms')
+    await expect(relay({ prompt: 'p', repoPath: repo.path })).resolves.toBe('ok')
+    expect(fake.read('perms').split('\n').slice(0, 2)).toEqual(['700', '600'])
+    expect(readdirSync(tmp)).toEqual([])
+  })
+
+  it('a failed run that says nothing is reported by its exit code, not by a half-written answer', async () => {
+    fake.mode('fail-silent-with-answer')
+    await expect(relay({ prompt: 'p', repoPath: repo.path })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_FAILED',
+      message: 'codex exec exited with code 3',
+    })
+  })
+
   it('passes the sandbox mode as given', async () => {
     fake.mode('answer')
     await relay({ prompt: 'p', repoPath: repo.path, sandbox: 'workspace-write' })

@@ -57,6 +57,24 @@ struct Invocation<'a> {
 }
 
 /// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
+/// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty
+/// answer file only this user can read (0600): a review may be private.
+fn private_answer_dir(env: &Env) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let dir = tempfile::Builder::new()
+        .prefix("phone-a-friend-codex-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(temp_root(env))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.path().join(ANSWER_FILE_NAME))?;
+    Ok(dir)
+}
+
+const ANSWER_FILE_NAME: &str = "last-message.md";
+
 fn temp_root(env: &Env) -> PathBuf {
     match env.get("TMPDIR") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
@@ -68,16 +86,13 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
     // Removed on every path when dropped, cancellation included.
-    let answer_dir = tempfile::Builder::new()
-        .prefix("phone-a-friend-codex-")
-        .tempdir_in(temp_root(invocation.env))
-        .map_err(|e| {
-            BackendFailure::reported(
-                BackendFailureKind::Failed,
-                format!("{} could not make a temp folder: {e}", label.command),
-            )
-        })?;
-    let answer_file = answer_dir.path().join("last-message.md");
+    let answer_dir = private_answer_dir(invocation.env).map_err(|e| {
+        BackendFailure::reported(
+            BackendFailureKind::Failed,
+            format!("{} could not make a temp folder: {e}", label.command),
+        )
+    })?;
+    let answer_file = answer_dir.path().join(ANSWER_FILE_NAME);
     let mut args: Vec<OsString> = vec![
         "exec".into(),
         "-C".into(),
@@ -100,17 +115,27 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         stdin: invocation.stdin,
         timeout: invocation.timeout.duration(),
         output_limit: MAX_OUTPUT_BYTES,
+        remove_on_stop: vec![answer_dir.path().to_path_buf()],
     };
     let output = run_process(spec, cancel)
         .await
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
     // codex writes no file when it fails early: that is an empty answer, not an error.
-    let answer = read_bounded_file(&answer_file, MAX_OUTPUT_BYTES)
-        .await
-        .unwrap_or_else(|_| crate::bounded_text::measure(b"", 0));
     if output.code != Some(0) {
-        return Err(label.exit_failure(&output, Some(&answer)));
+        // Its own words, else its exit code: the answer file of a failed run is no reason.
+        return Err(label.exit_failure(&output, None));
     }
+    let answer = match read_bounded_file(&answer_file, MAX_OUTPUT_BYTES).await {
+        Ok(answer) => answer,
+        // codex writes no file when it has nothing to say.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::bounded_text::measure(b"", 0),
+        Err(e) => {
+            return Err(BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("{} answer could not be read: {e}", label.command),
+            ))
+        }
+    };
     let best = [answer, output.stdout]
         .into_iter()
         .find(|text: &Measured| text.trimmed_len > 0);
