@@ -57,23 +57,47 @@ struct Invocation<'a> {
 }
 
 /// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
-/// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty
-/// answer file only this user can read (0600): a review may be private.
-fn private_answer_dir(env: &Env) -> std::io::Result<tempfile::TempDir> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let dir = tempfile::Builder::new()
-        .prefix("phone-a-friend-codex-")
-        .permissions(std::fs::Permissions::from_mode(0o700))
-        .tempdir_in(temp_root(env))?;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(dir.path().join(ANSWER_FILE_NAME))?;
-    Ok(dir)
+const ANSWER_FILE_NAME: &str = "last-message.md";
+
+/// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty answer
+/// file only this user can read (0600): a review may be private. Removed when dropped.
+struct AnswerDir {
+    folder: PathBuf,
 }
 
-const ANSWER_FILE_NAME: &str = "last-message.md";
+impl AnswerDir {
+    fn create(env: &Env) -> std::io::Result<AnswerDir> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let folder = tempfile::Builder::new()
+            .prefix("phone-a-friend-codex-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(temp_root(env))?
+            .keep();
+        let answer = AnswerDir { folder };
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(answer.file())?;
+        Ok(answer)
+    }
+
+    fn file(&self) -> PathBuf {
+        self.folder.join(ANSWER_FILE_NAME)
+    }
+}
+
+impl Drop for AnswerDir {
+    fn drop(&mut self) {
+        // unlink and rmdir need no file descriptor, so this works when the process is out of
+        // them (EMFILE), where `remove_dir_all` would fail and leave the folder behind.
+        let _ = std::fs::remove_file(self.file());
+        if std::fs::remove_dir(&self.folder).is_err() {
+            // codex left something else in it.
+            let _ = std::fs::remove_dir_all(&self.folder);
+        }
+    }
+}
 
 fn temp_root(env: &Env) -> PathBuf {
     match env.get("TMPDIR") {
@@ -86,13 +110,13 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
     // Removed on every path when dropped, cancellation included.
-    let answer_dir = private_answer_dir(invocation.env).map_err(|e| {
+    let answer_dir = AnswerDir::create(invocation.env).map_err(|e| {
         BackendFailure::reported(
             BackendFailureKind::Failed,
             format!("{} could not make a temp folder: {e}", label.command),
         )
     })?;
-    let answer_file = answer_dir.path().join(ANSWER_FILE_NAME);
+    let answer_file = answer_dir.file();
     let mut args: Vec<OsString> = vec![
         "exec".into(),
         "-C".into(),
@@ -115,7 +139,7 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         stdin: invocation.stdin,
         timeout: invocation.timeout.duration(),
         output_limit: MAX_OUTPUT_BYTES,
-        remove_on_stop: vec![answer_dir.path().to_path_buf()],
+        remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let output = run_process(spec, cancel)
         .await
