@@ -2,8 +2,8 @@
 // host Node process that starts a relay to a fake codex whose grandchild leads a new session
 // (as the claude and opencode CLIs run their tools), then ends the host one way. Within 2 s no
 // process carrying this case's mark may be alive, and the codex temp folder must be gone.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -133,5 +133,23 @@ describe('nothing a relay starts outlives its host', () => {
 
   it('the supervisor ships beside the addon', () => {
     expect(existsSync(join(ROOT, 'phone-a-friend-supervisor'))).toBe(true)
+  })
+
+  it('without its supervisor, a CLI backend is refused with a clear error, never run unsupervised', () => {
+    // The addon alone in a folder, as a broken installation would leave it.
+    const lonely = mkdtempSync(join(work, 'lonely-'))
+    copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(lonely, 'relay.node'))
+    const script = `
+      const native = require(${JSON.stringify(join(lonely, 'relay.node'))})
+      const scope = native.createScope(() => {})
+      const caller = { scope, env: { ...process.env }, cwd: process.cwd(), callTag: 1 }
+      native.relay({ prompt: 'hi', repoPath: ${JSON.stringify(repo.path)} }, caller).then(
+        () => console.log('answered'), (e) => console.log(e.message))
+    `
+    const log = mkdtempSync(join(work, 'lonely-log-'))
+    const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, FAKE_LOG: log, FAKE_MODE: 'answer' }, encoding: 'utf8' })
+    expect(out).toContain('codex exec could not be run: the process supervisor phone-a-friend-supervisor is missing')
+    expect(out).toContain('reinstall @phone-a-friend/relay')
+    expect(existsSync(join(log, 'args'))).toBe(false) // the fake codex never ran
   })
 })
