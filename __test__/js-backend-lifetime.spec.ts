@@ -32,12 +32,19 @@ beforeEach(() => {
 
 afterEach(() => repo.remove())
 
-/** Resolves with what the promise rejected with; fails the test if it resolved. */
-async function rejectionOf(pending: Promise<unknown>): Promise<unknown> {
+/**
+ * What the promise rejected with, boxed: resolving a promise with the value itself would look up
+ * its `then` (which throws for a revoked Proxy). Fails the test if it resolved.
+ */
+function boxedRejectionOf(pending: Promise<unknown>): Promise<{ error: unknown }> {
   return pending.then(
     (value) => expect.fail(`expected a rejection, got ${String(value)}`),
-    (error: unknown) => error,
+    (error: unknown) => ({ error }),
   )
+}
+
+async function rejectionOf(pending: Promise<unknown>): Promise<unknown> {
+  return (await boxedRejectionOf(pending)).error
 }
 
 /** A backend whose run() (and review()) wait for their signal and reject with its reason. */
@@ -57,6 +64,39 @@ function signalWaiter(name: string): { aborted: Array<{ at: number; reason: unkn
   registerBackend({ name, allowedSandboxes: ['read-only'], run: wait, review: wait })
   return seen
 }
+
+describe('2. a thrown value comes back as the very same value, even when inspecting it throws', () => {
+  const inspectionThrows = (): Error => new Error('inspection is not allowed')
+  const cases: Array<[string, () => unknown]> = [
+    ['an Error whose message getter throws', () => {
+      const error = new Error()
+      Object.defineProperty(error, 'message', { get: () => { throw inspectionThrows() } })
+      return error
+    }],
+    ['a BackendError whose message getter throws (not inspectable: not coded)', () => {
+      const error = new BackendError()
+      Object.defineProperty(error, 'message', { get: () => { throw inspectionThrows() } })
+      return error
+    }],
+    ['a revoked Proxy', () => {
+      const { proxy, revoke } = Proxy.revocable({}, {})
+      revoke()
+      return proxy
+    }],
+    ['a Proxy whose getPrototypeOf trap throws', () => new Proxy({}, { getPrototypeOf: () => { throw inspectionThrows() } })],
+  ]
+
+  it.each(cases)('%s, thrown synchronously or rejected', async (_label, make) => {
+    const thrown = make()
+    registerBackend({ name: 'sync', allowedSandboxes: ['read-only'], run(): Promise<string> { throw thrown } })
+    registerBackend({ name: 'async', allowedSandboxes: ['read-only'], run: async () => { throw thrown } })
+    for (const backend of ['sync', 'async']) {
+      const { error: caught } = await boxedRejectionOf(relay({ prompt: 'p', repoPath: repo.path, backend }))
+      // Not toBe: printing a revoked Proxy on failure would throw inside the matcher.
+      expect(caught === thrown).toBe(true)
+    }
+  })
+})
 
 describe('5. gemini runs in the repository without naming it in argv', () => {
   it('a repository path containing a comma reaches gemini only as its cwd', async () => {

@@ -18,18 +18,49 @@ function optionsFor(call, signal) {
         return { prompt: call.prompt ?? '', ...common };
     return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) };
 }
+const UNINSPECTABLE = 'a value that cannot be inspected';
+/** A message for any value; never throws (throwing getters, Proxy traps, revoked Proxies). */
 function messageOf(value) {
-    if (value instanceof Error)
-        return value.message;
     try {
-        return String(value);
+        return value instanceof Error ? String(value.message) : String(value);
     }
     catch {
-        return Object.prototype.toString.call(value);
+        try {
+            return Object.prototype.toString.call(value);
+        }
+        catch {
+            return UNINSPECTABLE;
+        }
     }
 }
+/**
+ * What a thrown value is. Every inspection may throw, and a value that cannot be inspected is
+ * none of our errors: it goes back to the caller unchanged, like any other foreign value.
+ */
+function classify(thrown) {
+    try {
+        if (thrown instanceof errors_js_1.BackendError)
+            return { failure: 'backend', message: String(thrown.message) };
+        if (thrown instanceof errors_js_1.RelayError)
+            return { failure: 'relay', message: String(thrown.message) };
+    }
+    catch {
+        // Not inspectable: passed through below.
+    }
+    return { failure: 'thrown', message: messageOf(thrown) };
+}
+function invalidOutput(name, method, output) {
+    let shown;
+    try {
+        shown = (0, errors_js_1.describe)(output);
+    }
+    catch {
+        shown = UNINSPECTABLE;
+    }
+    return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` };
+}
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
-async function invoke(backend, call) {
+async function invoke(backend, name, call) {
     const record = (0, calls_js_1.callRecord)(call.callTag);
     try {
         const options = optionsFor(call, record?.signal);
@@ -38,11 +69,10 @@ async function invoke(backend, call) {
             : await backend.review?.(options);
         if (typeof output === 'string')
             return { output };
-        return { failure: 'invalid', message: `Backend ${backend.name} ${call.method}() resolved with ${(0, errors_js_1.describe)(output)}; expected a string` };
+        return invalidOutput(name, call.method, output);
     }
     catch (thrown) {
-        const failure = thrown instanceof errors_js_1.BackendError ? 'backend' : thrown instanceof errors_js_1.RelayError ? 'relay' : 'thrown';
-        return { failure, message: messageOf(thrown), handle: record && (0, calls_js_1.keepThrown)(record, thrown) };
+        return { ...classify(thrown), handle: record && (0, calls_js_1.keepThrown)(record, thrown) };
     }
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
@@ -64,7 +94,7 @@ function registerBackend(backend) {
     const notAString = modes.find((mode) => typeof mode !== 'string');
     if (notAString !== undefined)
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
-    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, call));
+    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, name, call));
 }
 /** Drops every backend registered from JS and restores the three built-ins. */
 function resetRegistry() {

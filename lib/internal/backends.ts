@@ -55,17 +55,49 @@ function optionsFor(call: BackendCall, signal: AbortSignal | undefined): Backend
   return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) }
 }
 
+const UNINSPECTABLE = 'a value that cannot be inspected'
+
+/** A message for any value; never throws (throwing getters, Proxy traps, revoked Proxies). */
 function messageOf(value: unknown): string {
-  if (value instanceof Error) return value.message
   try {
-    return String(value)
+    return value instanceof Error ? String(value.message) : String(value)
   } catch {
-    return Object.prototype.toString.call(value)
+    try {
+      return Object.prototype.toString.call(value)
+    } catch {
+      return UNINSPECTABLE
+    }
   }
 }
 
+type Failure = Pick<BackendOutcome, 'failure' | 'message'>
+
+/**
+ * What a thrown value is. Every inspection may throw, and a value that cannot be inspected is
+ * none of our errors: it goes back to the caller unchanged, like any other foreign value.
+ */
+function classify(thrown: unknown): Failure {
+  try {
+    if (thrown instanceof BackendError) return { failure: 'backend', message: String(thrown.message) }
+    if (thrown instanceof RelayError) return { failure: 'relay', message: String(thrown.message) }
+  } catch {
+    // Not inspectable: passed through below.
+  }
+  return { failure: 'thrown', message: messageOf(thrown) }
+}
+
+function invalidOutput(name: string, method: string, output: unknown): Failure {
+  let shown: string
+  try {
+    shown = describe(output)
+  } catch {
+    shown = UNINSPECTABLE
+  }
+  return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` }
+}
+
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
-async function invoke(backend: Backend, call: BackendCall): Promise<BackendOutcome> {
+async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
   const record = callRecord(call.callTag)
   try {
     const options = optionsFor(call, record?.signal)
@@ -73,10 +105,9 @@ async function invoke(backend: Backend, call: BackendCall): Promise<BackendOutco
       ? await backend.run(options as BackendRunOptions)
       : await backend.review?.(options as BackendReviewOptions)
     if (typeof output === 'string') return { output }
-    return { failure: 'invalid', message: `Backend ${backend.name} ${call.method}() resolved with ${describe(output)}; expected a string` }
+    return invalidOutput(name, call.method, output)
   } catch (thrown) {
-    const failure = thrown instanceof BackendError ? 'backend' : thrown instanceof RelayError ? 'relay' : 'thrown'
-    return { failure, message: messageOf(thrown), handle: record && keepThrown(record, thrown) }
+    return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
   }
 }
 
@@ -94,7 +125,7 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, call))
+  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, name, call))
 }
 
 /** Drops every backend registered from JS and restores the three built-ins. */
