@@ -98,6 +98,61 @@ describe('2. a thrown value comes back as the very same value, even when inspect
   })
 })
 
+describe('3. a relay started from inside a JS backend is refused in-process (ERR_DEPTH_LIMIT)', () => {
+  const nestings: Array<[string, (start: () => Promise<string>) => Promise<string>]> = [
+    ['directly from run()', (start) => start()],
+    ['from a setTimeout callback', (start) => new Promise((done, fail) => setTimeout(() => start().then(done, fail), 10))],
+    ['down a promise chain', (start) => Promise.resolve().then(() => null).then(() => start())],
+    ['after an await of other work', async (start) => { await new Promise((done) => setImmediate(done)); return start() }],
+  ]
+
+  it.each(nestings)('%s', async (_label, nest) => {
+    const leaf = new MockBackend('leaf')
+    registerBackend(leaf)
+    const inner: unknown[] = []
+    registerBackend(new MockBackend('outer', () => nest(() => relay({ prompt: 'inner', repoPath: repo.path, backend: 'leaf' })).catch((error: unknown) => {
+      inner.push(error)
+      return 'outer answer'
+    })))
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'outer' })).resolves.toBe('outer answer')
+    expect(inner).toHaveLength(1)
+    expect(inner[0]).toBeInstanceOf(RelayError)
+    expect(inner[0]).toMatchObject({ code: 'ERR_DEPTH_LIMIT', message: 'Relay depth limit reached; refusing nested relay invocation' })
+    expect(leaf.runs).toHaveLength(0)
+    // Nothing leaked into the process or into later calls.
+    expect(process.env.PHONE_A_FRIEND_DEPTH).toBeUndefined()
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'leaf' })).resolves.toBe('mock answer')
+    expect(leaf.runs[0].env.PHONE_A_FRIEND_DEPTH).toBe('1')
+  })
+
+  it('reviewRelay() from inside a native review() is refused too', async () => {
+    const leaf = new MockBackend('leaf', undefined, { review: () => 'leaf review' })
+    registerBackend(leaf)
+    const inner: unknown[] = []
+    registerBackend(new MockBackend('reviewer', undefined, {
+      review: () => reviewRelay({ repoPath: repo.path, backend: 'leaf', base: 'HEAD' }).catch((error: unknown) => {
+        inner.push(error)
+        return 'review answer'
+      }),
+    }))
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'reviewer', base: 'HEAD' })).resolves.toBe('review answer')
+    expect(inner).toHaveLength(1)
+    expect(inner[0]).toMatchObject({ name: 'RelayError', code: 'ERR_DEPTH_LIMIT' })
+    expect(leaf.reviews).toHaveLength(0)
+    expect(leaf.runs).toHaveLength(0)
+  })
+
+  it('the checks before the depth guard still come first', async () => {
+    const inner: unknown[] = []
+    registerBackend(new MockBackend('outer', () => relay({ prompt: ' ', repoPath: repo.path, backend: 'outer' }).catch((error: unknown) => {
+      inner.push(error)
+      return 'outer answer'
+    })))
+    await relay({ prompt: 'p', repoPath: repo.path, backend: 'outer' })
+    expect(inner[0]).toMatchObject({ code: 'ERR_PROMPT_REQUIRED' })
+  })
+})
+
 describe('5. gemini runs in the repository without naming it in argv', () => {
   it('a repository path containing a comma reaches gemini only as its cwd', async () => {
     const fake = new FakeClis(['gemini']).mode('stdout-only')

@@ -4,6 +4,7 @@ exports.registerBackend = registerBackend;
 exports.resetRegistry = resetRegistry;
 const native_js_1 = require("./native.js");
 const calls_js_1 = require("./calls.js");
+const depth_js_1 = require("./depth.js");
 const errors_js_1 = require("./errors.js");
 function optionsFor(call, signal) {
     const common = {
@@ -64,9 +65,10 @@ async function invoke(backend, name, call) {
     const record = (0, calls_js_1.callRecord)(call.callTag);
     try {
         const options = optionsFor(call, record?.signal);
-        const output = call.method === 'run'
-            ? await backend.run(options)
-            : await backend.review?.(options);
+        // Relays the backend starts (through timers and promise chains too) see its depth.
+        const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => call.method === 'run'
+            ? backend.run(options)
+            : backend.review?.(options));
         if (typeof output === 'string')
             return { output };
         return invalidOutput(name, call.method, output);

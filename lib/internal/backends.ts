@@ -1,6 +1,7 @@
 import type { BackendCall, BackendOutcome } from '../binding.js'
 import { binding, scope } from './native.js'
 import { callRecord, keepThrown } from './calls.js'
+import { runAtDepthOf } from './depth.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
 import type { SandboxMode } from './options.js'
 
@@ -101,9 +102,10 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   const record = callRecord(call.callTag)
   try {
     const options = optionsFor(call, record?.signal)
-    const output: unknown = call.method === 'run'
-      ? await backend.run(options as BackendRunOptions)
-      : await backend.review?.(options as BackendReviewOptions)
+    // Relays the backend starts (through timers and promise chains too) see its depth.
+    const output: unknown = await runAtDepthOf(call.env, () => call.method === 'run'
+      ? backend.run(options as BackendRunOptions)
+      : backend.review?.(options as BackendReviewOptions))
     if (typeof output === 'string') return { output }
     return invalidOutput(name, call.method, output)
   } catch (thrown) {

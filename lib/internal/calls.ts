@@ -1,6 +1,7 @@
 import type { NativeCaller } from '../binding.js'
 import { binding, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
+import { withBackendDepth } from './depth.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@'
@@ -36,12 +37,13 @@ function nextTag(): number {
   return lastTag
 }
 
+/** A copy of `process.env`, at the depth of the JS backend making this call if there is one. */
 function environment(): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) {
     if (typeof value === 'string') env[key] = value
   }
-  return env
+  return withBackendDepth(env)
 }
 
 /**
