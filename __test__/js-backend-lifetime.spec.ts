@@ -65,6 +65,64 @@ function signalWaiter(name: string): { aborted: Array<{ at: number; reason: unkn
   return seen
 }
 
+describe('1. a JS backend is told through its signal when the relay gives up on it', () => {
+  it('the signal aborts at the relay timeout (0.3 s) with a RelayError ERR_BACKEND_TIMEOUT, which the caller gets back', async () => {
+    const seen = signalWaiter('waits')
+    const error = await rejectionOf(relay({ prompt: 'p', repoPath: repo.path, backend: 'waits', timeoutSeconds: 0.3 }))
+    expect(seen.aborted).toHaveLength(1)
+    const [{ at, reason, startedAt }] = seen.aborted
+    expect(at - startedAt).toBeGreaterThanOrEqual(250)
+    expect(at - startedAt).toBeLessThan(400)
+    expect(reason).toBeInstanceOf(RelayError)
+    expect(reason).toMatchObject({ name: 'RelayError', code: 'ERR_BACKEND_TIMEOUT', message: 'waits timed out after 0.3s', backend: 'waits' })
+    // The backend rejected with the reason it was given: that is what the caller sees, at once.
+    expect(error).toBe(reason)
+  })
+
+  it('a native review() gets the same signal behaviour', async () => {
+    const seen = signalWaiter('waits')
+    const error = await rejectionOf(reviewRelay({ repoPath: repo.path, backend: 'waits', base: 'HEAD', timeoutSeconds: 0.3 }))
+    expect(seen.aborted.length).toBeGreaterThanOrEqual(1)
+    const [{ at, reason, startedAt }] = seen.aborted
+    expect(at - startedAt).toBeLessThan(400)
+    expect(reason).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', message: 'waits timed out after 0.3s' })
+    // A RelayError from review() is rethrown, never a reason to fall back.
+    expect(error).toBe(reason)
+  })
+
+  it('the signal aborts within 100 ms of the caller aborting, with the caller\'s reason', async () => {
+    const seen = signalWaiter('waits')
+    const controller = new AbortController()
+    const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'waits', signal: controller.signal })
+    await vi.waitFor(() => expect(seen.signals).toHaveLength(1))
+    const signal = seen.signals[0]
+    expect(signal).not.toBe(controller.signal)
+    expect(signal.aborted).toBe(false)
+    const reason = new Error('caller gave up')
+    const abortedAt = Date.now()
+    controller.abort(reason)
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', cause: reason })
+    await vi.waitFor(() => expect(seen.aborted).toHaveLength(1), { timeout: 1_000, interval: 5 })
+    expect(seen.aborted[0].at - abortedAt).toBeLessThan(100)
+    expect(seen.aborted[0].reason).toBe(reason)
+  })
+
+  it('after a normal answer the signal never aborts, not even once the timeout has passed', async () => {
+    const signals: AbortSignal[] = []
+    registerBackend(new MockBackend('quick', ({ signal }: BackendRunOptions) => {
+      if (signal) signals.push(signal)
+      return 'quick answer'
+    }))
+    const controller = new AbortController()
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'quick', timeoutSeconds: 0.2, signal: controller.signal })).resolves.toBe('quick answer')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'quick', timeoutSeconds: 0.2 })).resolves.toBe('quick answer')
+    expect(signals).toHaveLength(2)
+    await new Promise((done) => setTimeout(done, 500))
+    controller.abort()
+    for (const signal of signals) expect(signal.aborted).toBe(false)
+  })
+})
+
 describe('2. a thrown value comes back as the very same value, even when inspecting it throws', () => {
   const inspectionThrows = (): Error => new Error('inspection is not allowed')
   const cases: Array<[string, () => unknown]> = [

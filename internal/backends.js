@@ -6,6 +6,7 @@ const native_js_1 = require("./native.js");
 const calls_js_1 = require("./calls.js");
 const depth_js_1 = require("./depth.js");
 const errors_js_1 = require("./errors.js");
+const invocations_js_1 = require("./invocations.js");
 function optionsFor(call, signal) {
     const common = {
         repoPath: call.repoPath,
@@ -13,7 +14,7 @@ function optionsFor(call, signal) {
         sandbox: call.sandbox,
         model: call.model ?? null,
         env: call.env,
-        ...(signal && { signal }),
+        signal,
     };
     if (call.method === 'run')
         return { prompt: call.prompt ?? '', ...common };
@@ -63,8 +64,10 @@ function invalidOutput(name, method, output) {
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend, name, call) {
     const record = (0, calls_js_1.callRecord)(call.callTag);
+    // Opened before the first await: the native side aborts it only once this function has returned.
+    const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
     try {
-        const options = optionsFor(call, record?.signal);
+        const options = optionsFor(call, signal);
         // Relays the backend starts (through timers and promise chains too) see its depth.
         const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => call.method === 'run'
             ? backend.run(options)
@@ -75,6 +78,9 @@ async function invoke(backend, name, call) {
     }
     catch (thrown) {
         return { ...classify(thrown), handle: record && (0, calls_js_1.keepThrown)(record, thrown) };
+    }
+    finally {
+        (0, invocations_js_1.closeInvocation)(call.invocation);
     }
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */

@@ -3,6 +3,7 @@ import { binding, scope } from './native.js'
 import { callRecord, keepThrown } from './calls.js'
 import { runAtDepthOf } from './depth.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
+import { closeInvocation, openInvocation } from './invocations.js'
 import type { SandboxMode } from './options.js'
 
 /** What a backend's `run()` receives. */
@@ -16,8 +17,12 @@ export interface BackendRunOptions {
   model: string | null
   /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
   env: Record<string, string>
-  /** The caller's signal, when it gave one. */
-  signal?: AbortSignal
+  /**
+   * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
+   * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
+   * or when the relay is cancelled otherwise. Never aborts once the call has settled.
+   */
+  signal: AbortSignal
 }
 
 /** What a backend's native `review()` receives. */
@@ -31,7 +36,8 @@ export interface BackendReviewOptions {
   base: string
   /** Review instructions, when the caller gave some. */
   prompt?: string
-  signal?: AbortSignal
+  /** As for `run()`. */
+  signal: AbortSignal
 }
 
 /** A backend written in JS. Throw a `BackendError` to report a failure. */
@@ -43,14 +49,14 @@ export interface Backend {
   review?(options: BackendReviewOptions): Promise<string>
 }
 
-function optionsFor(call: BackendCall, signal: AbortSignal | undefined): BackendRunOptions | BackendReviewOptions {
+function optionsFor(call: BackendCall, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
   const common = {
     repoPath: call.repoPath,
     timeoutSeconds: call.timeoutSeconds,
     sandbox: call.sandbox as SandboxMode,
     model: call.model ?? null,
     env: call.env,
-    ...(signal && { signal }),
+    signal,
   }
   if (call.method === 'run') return { prompt: call.prompt ?? '', ...common }
   return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) }
@@ -100,8 +106,10 @@ function invalidOutput(name: string, method: string, output: unknown): Failure {
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
   const record = callRecord(call.callTag)
+  // Opened before the first await: the native side aborts it only once this function has returned.
+  const signal = openInvocation(call.invocation, name, record?.signal)
   try {
-    const options = optionsFor(call, record?.signal)
+    const options = optionsFor(call, signal)
     // Relays the backend starts (through timers and promise chains too) see its depth.
     const output: unknown = await runAtDepthOf(call.env, () => call.method === 'run'
       ? backend.run(options as BackendRunOptions)
@@ -110,6 +118,8 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
     return invalidOutput(name, call.method, output)
   } catch (thrown) {
     return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
+  } finally {
+    closeInvocation(call.invocation)
   }
 }
 

@@ -13,7 +13,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 
-use super::js_backend::{BackendCall, BackendOutcome, JsBackend};
+use super::js_backend::{AbortFn, BackendCall, BackendOutcome, InvocationAbort, JsBackend};
 use crate::backends::builtins;
 use crate::registry::Registry;
 use crate::relay::Warn;
@@ -36,6 +36,8 @@ impl Warn for ConsoleWarn {
 struct Scope {
     registry: Registry,
     warn: Arc<dyn Warn>,
+    /// The trampolines' `abortInvocation`, shared by this scope's JS backends.
+    abort: Arc<AbortFn>,
 }
 
 static NEXT_SCOPE: AtomicU32 = AtomicU32::new(1);
@@ -59,10 +61,20 @@ pub fn snapshot(id: u32) -> Result<(Registry, Arc<dyn Warn>)> {
         .ok_or_else(|| unknown_scope(id))
 }
 
-/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`).
+/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
+/// and whose JS backends are told to stop through `abort_invocation`.
 #[napi]
-pub fn create_scope(warn: Function<String, ()>) -> Result<u32> {
+pub fn create_scope(
+    warn: Function<String, ()>,
+    abort_invocation: Function<InvocationAbort, ()>,
+) -> Result<u32> {
+    // Weak: neither keeps Node alive once the work is done.
     let sink = warn
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()?;
+    let abort = abort_invocation
         .build_threadsafe_function()
         .callee_handled::<false>()
         .weak::<true>()
@@ -71,6 +83,7 @@ pub fn create_scope(warn: Function<String, ()>) -> Result<u32> {
     let scope = Scope {
         registry: Registry::new(builtins()),
         warn: Arc::new(ConsoleWarn(Arc::new(sink))),
+        abort: Arc::new(abort),
     };
     scopes().insert(id, scope);
     Ok(id)
@@ -91,14 +104,15 @@ pub fn register_js_backend(
         .callee_handled::<false>()
         .weak::<true>()
         .build()?;
+    let mut scopes = scopes();
+    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
     let backend = JsBackend {
         name,
         allowed_sandboxes,
         has_review,
         invoke: Arc::new(invoke),
+        abort: scope.abort.clone(),
     };
-    let mut scopes = scopes();
-    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
     scope.registry.register(Arc::new(backend));
     Ok(())
 }
