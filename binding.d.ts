@@ -131,7 +131,7 @@ export interface NativeReviewOptions {
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
 export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): string
 
-export declare function openCancelToken(): number
+export declare function openCancelToken(scope: number): number
 
 /** Registers a JS backend, replacing any backend of the same name in this scope. */
 export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void

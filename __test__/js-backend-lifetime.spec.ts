@@ -211,6 +211,43 @@ describe('3. a relay started from inside a JS backend is refused in-process (ERR
   })
 })
 
+describe('4. worker.terminate() ends the relays the worker started', () => {
+  it('a fake codex (and its grandchild) started from a worker is dead within 2 s of terminate()', async () => {
+    const fake = new FakeClis(['codex']).mode('hang-with-grandchild')
+    const tmp = mkdtempSync(join(tmpdir(), 'paf-worker-tmp-'))
+    const mark = `paf-lifetime-${process.pid}-${Date.now()}`
+    const code = `
+      const api = require(${JSON.stringify(ENTRY)})
+      api.registerBackend({ name: 'hangs', allowedSandboxes: ['read-only'], run: () => new Promise(() => {}) })
+      api.relay({ prompt: 'p', repoPath: ${JSON.stringify(repo.path)}, backend: 'hangs', timeoutSeconds: 120 }).catch(() => {})
+      api.relay({ prompt: 'p', repoPath: ${JSON.stringify(repo.path)}, timeoutSeconds: 120 }).catch(() => {})
+    `
+    const worker = new Worker(code, { eval: true, env: { ...process.env, TMPDIR: tmp, PAF_LIFETIME_MARK: mark } })
+    try {
+      const grandchildFile = join(fake.log, 'grandchild')
+      await vi.waitFor(() => expect(existsSync(grandchildFile) && /^\d+\n$/.test(readFileSync(grandchildFile, 'utf8'))).toBe(true), { timeout: 10_000, interval: 20 })
+      const grandchild = Number(fake.read('grandchild'))
+      expect(isAlive(grandchild)).toBe(true)
+      expect(processesWithEnv(mark).length).toBeGreaterThanOrEqual(2)
+      expect(readdirSync(tmp)).toHaveLength(1)
+      await worker.terminate()
+      await vi.waitFor(() => {
+        expect(isAlive(grandchild)).toBe(false)
+        expect(processesWithEnv(mark)).toEqual([])
+      }, { timeout: 2_000, interval: 20 })
+      await vi.waitFor(() => expect(readdirSync(tmp)).toEqual([]), { timeout: 2_000, interval: 20 })
+      // This thread's own relays still work.
+      registerBackend(new MockBackend('after'))
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'after' })).resolves.toBe('mock answer')
+    } finally {
+      await worker.terminate()
+      for (const pid of processesWithEnv(mark)) process.kill(pid, 'SIGKILL')
+      fake.restore()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('5. gemini runs in the repository without naming it in argv', () => {
   it('a repository path containing a comma reaches gemini only as its cwd', async () => {
     const fake = new FakeClis(['gemini']).mode('stdout-only')

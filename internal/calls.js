@@ -44,7 +44,7 @@ async function callNative(signal, start) {
     const tag = nextTag();
     const record = { thrown: new Map(), signal };
     calls.set(tag, record);
-    const cancelId = signal ? native_js_1.binding.openCancelToken() : undefined;
+    const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {

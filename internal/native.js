@@ -39,7 +39,7 @@ exports.binding = binding;
 const invocations_js_1 = require("./invocations.js");
 /**
  * This module instance's scope: its backend registry, its warning sink, and how its JS backends
- * are told to stop. Workers get their own.
+ * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
  */
 exports.scope = binding.createScope((message) => {
     // Looked up on each call so a test's spy on console.error sees it.

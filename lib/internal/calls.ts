@@ -56,7 +56,7 @@ export async function callNative<T>(signal: AbortSignal | undefined, start: (cal
   const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal }
   calls.set(tag, record)
-  const cancelId = signal ? binding.openCancelToken() : undefined
+  const cancelId = signal ? binding.openCancelToken(scope) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
   signal?.addEventListener('abort', onAbort, { once: true })
   try {
