@@ -13,6 +13,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export interface BackendCall {
   method: string
   callTag: number
+  /** Names this invocation's `AbortController` in the trampoline. */
+  invocation: number
   prompt?: string
   repoPath: string
   timeoutSeconds: number
@@ -43,8 +45,11 @@ export declare function checkBackends(): InstalledBackends
 
 export declare function closeCancelToken(id: number): void
 
-/** Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`). */
-export declare function createScope(warn: (arg: string) => void): number
+/**
+ * Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
+ * and whose JS backends are told to stop through `abort_invocation`.
+ */
+export declare function createScope(warn: (arg: string) => void, abortInvocation: (arg: InvocationAbort) => void): number
 
 export declare const DEFAULT_BACKEND: string
 
@@ -63,6 +68,18 @@ export interface InstalledBackends {
   codex: boolean
   gemini: boolean
   ollama: boolean
+}
+
+/** Why the relay gave up on an invocation: what `abortInvocation` receives. */
+export interface InvocationAbort {
+  invocation: number
+  /**
+   * `'timeout'` (the relay's timeout passed) or `'cancelled'` (the caller aborted, or the
+   * relay was cancelled for it).
+   */
+  reason: 'timeout' | 'cancelled'
+  /** The `ERR_BACKEND_TIMEOUT` message, for a timeout. */
+  message?: string
 }
 
 export declare const MAX_CONTEXT_FILE_BYTES: number
@@ -114,7 +131,7 @@ export interface NativeReviewOptions {
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
 export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): string
 
-export declare function openCancelToken(): number
+export declare function openCancelToken(scope: number): number
 
 /** Registers a JS backend, replacing any backend of the same name in this scope. */
 export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void

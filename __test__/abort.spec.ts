@@ -36,10 +36,14 @@ describe('AbortSignal', () => {
     const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'hang', signal: controller.signal })
     await expect.poll(() => mock.runs.length).toBe(1)
     const runOptions: BackendRunOptions = mock.runs[0]
-    expect(runOptions.signal).toBe(controller.signal)
+    // Its own signal (it also aborts on timeout), aborted with the caller's reason.
+    expect(runOptions.signal).toBeInstanceOf(AbortSignal)
+    expect(runOptions.signal.aborted).toBe(false)
     controller.abort('stop')
     const error = await pending.catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', cause: 'stop' })
+    await expect.poll(() => runOptions.signal.aborted).toBe(true)
+    expect(runOptions.signal.reason).toBe('stop')
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
   })
 

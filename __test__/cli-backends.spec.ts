@@ -188,7 +188,7 @@ describe('gemini', () => {
   ] as const)('sandbox %s runs --approval-mode %s in the repository, envelope on stdin', async (sandbox, mode) => {
     fake.mode('stdout-only')
     await expect(relay({ prompt: 'Check', repoPath: repo.path, backend: 'gemini', sandbox })).resolves.toBe('stdout answer')
-    expect(fake.args()).toEqual(['--approval-mode', mode, '--skip-trust', '--include-directories', repo.path, '--output-format', 'text', '--prompt', ''])
+    expect(fake.args()).toEqual(['--approval-mode', mode, '--skip-trust', '--output-format', 'text', '--prompt', ''])
     expect(fake.read('cwd').trim()).toBe(repo.path)
     expect(fake.read('stdin')).toBe(envelope('Check'))
   })

@@ -37,7 +37,8 @@ describe('phone-a-friend relay', () => {
     fake.mode('stdout-only')
     const result = await runCli(['relay', '-p', 'Hi', '-t', 'gemini', '-m', 'gm'], { env: env(), cwd: repo.path })
     expect(result.stdout).toBe('stdout answer\n')
-    expect(fake.args()).toEqual(expect.arrayContaining(['--include-directories', repo.path, '-m', 'gm']))
+    expect(fake.args()).toEqual(expect.arrayContaining(['-m', 'gm']))
+    expect(fake.read('cwd').trim()).toBe(repo.path)
   })
 
   it('passes every relay flag on', async () => {

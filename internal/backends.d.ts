@@ -10,8 +10,12 @@ export interface BackendRunOptions {
     model: string | null;
     /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
     env: Record<string, string>;
-    /** The caller's signal, when it gave one. */
-    signal?: AbortSignal;
+    /**
+     * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
+     * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
+     * or when the relay is cancelled otherwise. Never aborts once the call has settled.
+     */
+    signal: AbortSignal;
 }
 /** What a backend's native `review()` receives. */
 export interface BackendReviewOptions {
@@ -24,7 +28,8 @@ export interface BackendReviewOptions {
     base: string;
     /** Review instructions, when the caller gave some. */
     prompt?: string;
-    signal?: AbortSignal;
+    /** As for `run()`. */
+    signal: AbortSignal;
 }
 /** A backend written in JS. Throw a `BackendError` to report a failure. */
 export interface Backend {

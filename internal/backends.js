@@ -4,7 +4,9 @@ exports.registerBackend = registerBackend;
 exports.resetRegistry = resetRegistry;
 const native_js_1 = require("./native.js");
 const calls_js_1 = require("./calls.js");
+const depth_js_1 = require("./depth.js");
 const errors_js_1 = require("./errors.js");
+const invocations_js_1 = require("./invocations.js");
 function optionsFor(call, signal) {
     const common = {
         repoPath: call.repoPath,
@@ -12,37 +14,73 @@ function optionsFor(call, signal) {
         sandbox: call.sandbox,
         model: call.model ?? null,
         env: call.env,
-        ...(signal && { signal }),
+        signal,
     };
     if (call.method === 'run')
         return { prompt: call.prompt ?? '', ...common };
     return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) };
 }
+const UNINSPECTABLE = 'a value that cannot be inspected';
+/** A message for any value; never throws (throwing getters, Proxy traps, revoked Proxies). */
 function messageOf(value) {
-    if (value instanceof Error)
-        return value.message;
     try {
-        return String(value);
+        return value instanceof Error ? String(value.message) : String(value);
     }
     catch {
-        return Object.prototype.toString.call(value);
+        try {
+            return Object.prototype.toString.call(value);
+        }
+        catch {
+            return UNINSPECTABLE;
+        }
     }
 }
-/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
-async function invoke(backend, call) {
-    const record = (0, calls_js_1.callRecord)(call.callTag);
+/**
+ * What a thrown value is. Every inspection may throw, and a value that cannot be inspected is
+ * none of our errors: it goes back to the caller unchanged, like any other foreign value.
+ */
+function classify(thrown) {
     try {
-        const options = optionsFor(call, record?.signal);
-        const output = call.method === 'run'
-            ? await backend.run(options)
-            : await backend.review?.(options);
+        if (thrown instanceof errors_js_1.BackendError)
+            return { failure: 'backend', message: String(thrown.message) };
+        if (thrown instanceof errors_js_1.RelayError)
+            return { failure: 'relay', message: String(thrown.message) };
+    }
+    catch {
+        // Not inspectable: passed through below.
+    }
+    return { failure: 'thrown', message: messageOf(thrown) };
+}
+function invalidOutput(name, method, output) {
+    let shown;
+    try {
+        shown = (0, errors_js_1.describe)(output);
+    }
+    catch {
+        shown = UNINSPECTABLE;
+    }
+    return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` };
+}
+/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
+async function invoke(backend, name, call) {
+    const record = (0, calls_js_1.callRecord)(call.callTag);
+    // Opened before the first await: the native side aborts it only once this function has returned.
+    const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
+    try {
+        const options = optionsFor(call, signal);
+        // Relays the backend starts (through timers and promise chains too) see its depth.
+        const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => call.method === 'run'
+            ? backend.run(options)
+            : backend.review?.(options));
         if (typeof output === 'string')
             return { output };
-        return { failure: 'invalid', message: `Backend ${backend.name} ${call.method}() resolved with ${(0, errors_js_1.describe)(output)}; expected a string` };
+        return invalidOutput(name, call.method, output);
     }
     catch (thrown) {
-        const failure = thrown instanceof errors_js_1.BackendError ? 'backend' : thrown instanceof errors_js_1.RelayError ? 'relay' : 'thrown';
-        return { failure, message: messageOf(thrown), handle: record && (0, calls_js_1.keepThrown)(record, thrown) };
+        return { ...classify(thrown), handle: record && (0, calls_js_1.keepThrown)(record, thrown) };
+    }
+    finally {
+        (0, invocations_js_1.closeInvocation)(call.invocation);
     }
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
@@ -64,7 +102,7 @@ function registerBackend(backend) {
     const notAString = modes.find((mode) => typeof mode !== 'string');
     if (notAString !== undefined)
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
-    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, call));
+    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, name, call));
 }
 /** Drops every backend registered from JS and restores the three built-ins. */
 function resetRegistry() {

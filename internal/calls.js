@@ -6,6 +6,7 @@ exports.callNative = callNative;
 exports.fromNative = fromNative;
 const native_js_1 = require("./native.js");
 const errors_js_1 = require("./errors.js");
+const depth_js_1 = require("./depth.js");
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@';
 const calls = new Map();
@@ -23,13 +24,14 @@ function nextTag() {
     lastTag = lastTag >= 0xffff_fffe ? 1 : lastTag + 1;
     return lastTag;
 }
+/** A copy of `process.env`, at the depth of the JS backend making this call if there is one. */
 function environment() {
     const env = {};
     for (const [key, value] of Object.entries(process.env)) {
         if (typeof value === 'string')
             env[key] = value;
     }
-    return env;
+    return (0, depth_js_1.withBackendDepth)(env);
 }
 /**
  * Runs one native call: snapshots the environment and cwd on this thread, bridges the
@@ -42,7 +44,7 @@ async function callNative(signal, start) {
     const tag = nextTag();
     const record = { thrown: new Map(), signal };
     calls.set(tag, record);
-    const cancelId = signal ? native_js_1.binding.openCancelToken() : undefined;
+    const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {

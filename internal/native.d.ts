@@ -1,4 +1,7 @@
 import * as binding from '../binding.js';
-/** This module instance's scope: its backend registry and its warning sink. Workers get their own. */
+/**
+ * This module instance's scope: its backend registry, its warning sink, and how its JS backends
+ * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
+ */
 export declare const scope: number;
 export { binding };

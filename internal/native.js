@@ -36,8 +36,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.binding = exports.scope = void 0;
 const binding = __importStar(require("../binding.js"));
 exports.binding = binding;
-/** This module instance's scope: its backend registry and its warning sink. Workers get their own. */
+const invocations_js_1 = require("./invocations.js");
+/**
+ * This module instance's scope: its backend registry, its warning sink, and how its JS backends
+ * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
+ */
 exports.scope = binding.createScope((message) => {
     // Looked up on each call so a test's spy on console.error sees it.
     console.error(message);
-});
+}, invocations_js_1.abortInvocation);

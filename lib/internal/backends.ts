@@ -1,7 +1,9 @@
 import type { BackendCall, BackendOutcome } from '../binding.js'
 import { binding, scope } from './native.js'
 import { callRecord, keepThrown } from './calls.js'
+import { runAtDepthOf } from './depth.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
+import { closeInvocation, openInvocation } from './invocations.js'
 import type { SandboxMode } from './options.js'
 
 /** What a backend's `run()` receives. */
@@ -15,8 +17,12 @@ export interface BackendRunOptions {
   model: string | null
   /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
   env: Record<string, string>
-  /** The caller's signal, when it gave one. */
-  signal?: AbortSignal
+  /**
+   * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
+   * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
+   * or when the relay is cancelled otherwise. Never aborts once the call has settled.
+   */
+  signal: AbortSignal
 }
 
 /** What a backend's native `review()` receives. */
@@ -30,7 +36,8 @@ export interface BackendReviewOptions {
   base: string
   /** Review instructions, when the caller gave some. */
   prompt?: string
-  signal?: AbortSignal
+  /** As for `run()`. */
+  signal: AbortSignal
 }
 
 /** A backend written in JS. Throw a `BackendError` to report a failure. */
@@ -42,41 +49,77 @@ export interface Backend {
   review?(options: BackendReviewOptions): Promise<string>
 }
 
-function optionsFor(call: BackendCall, signal: AbortSignal | undefined): BackendRunOptions | BackendReviewOptions {
+function optionsFor(call: BackendCall, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
   const common = {
     repoPath: call.repoPath,
     timeoutSeconds: call.timeoutSeconds,
     sandbox: call.sandbox as SandboxMode,
     model: call.model ?? null,
     env: call.env,
-    ...(signal && { signal }),
+    signal,
   }
   if (call.method === 'run') return { prompt: call.prompt ?? '', ...common }
   return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) }
 }
 
+const UNINSPECTABLE = 'a value that cannot be inspected'
+
+/** A message for any value; never throws (throwing getters, Proxy traps, revoked Proxies). */
 function messageOf(value: unknown): string {
-  if (value instanceof Error) return value.message
   try {
-    return String(value)
+    return value instanceof Error ? String(value.message) : String(value)
   } catch {
-    return Object.prototype.toString.call(value)
+    try {
+      return Object.prototype.toString.call(value)
+    } catch {
+      return UNINSPECTABLE
+    }
   }
 }
 
-/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
-async function invoke(backend: Backend, call: BackendCall): Promise<BackendOutcome> {
-  const record = callRecord(call.callTag)
+type Failure = Pick<BackendOutcome, 'failure' | 'message'>
+
+/**
+ * What a thrown value is. Every inspection may throw, and a value that cannot be inspected is
+ * none of our errors: it goes back to the caller unchanged, like any other foreign value.
+ */
+function classify(thrown: unknown): Failure {
   try {
-    const options = optionsFor(call, record?.signal)
-    const output: unknown = call.method === 'run'
-      ? await backend.run(options as BackendRunOptions)
-      : await backend.review?.(options as BackendReviewOptions)
+    if (thrown instanceof BackendError) return { failure: 'backend', message: String(thrown.message) }
+    if (thrown instanceof RelayError) return { failure: 'relay', message: String(thrown.message) }
+  } catch {
+    // Not inspectable: passed through below.
+  }
+  return { failure: 'thrown', message: messageOf(thrown) }
+}
+
+function invalidOutput(name: string, method: string, output: unknown): Failure {
+  let shown: string
+  try {
+    shown = describe(output)
+  } catch {
+    shown = UNINSPECTABLE
+  }
+  return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` }
+}
+
+/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
+async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
+  const record = callRecord(call.callTag)
+  // Opened before the first await: the native side aborts it only once this function has returned.
+  const signal = openInvocation(call.invocation, name, record?.signal)
+  try {
+    const options = optionsFor(call, signal)
+    // Relays the backend starts (through timers and promise chains too) see its depth.
+    const output: unknown = await runAtDepthOf(call.env, () => call.method === 'run'
+      ? backend.run(options as BackendRunOptions)
+      : backend.review?.(options as BackendReviewOptions))
     if (typeof output === 'string') return { output }
-    return { failure: 'invalid', message: `Backend ${backend.name} ${call.method}() resolved with ${describe(output)}; expected a string` }
+    return invalidOutput(name, call.method, output)
   } catch (thrown) {
-    const failure = thrown instanceof BackendError ? 'backend' : thrown instanceof RelayError ? 'relay' : 'thrown'
-    return { failure, message: messageOf(thrown), handle: record && keepThrown(record, thrown) }
+    return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
+  } finally {
+    closeInvocation(call.invocation)
   }
 }
 
@@ -94,7 +137,7 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, call))
+  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, name, call))
 }
 
 /** Drops every backend registered from JS and restores the three built-ins. */

@@ -1,6 +1,7 @@
 import type { NativeCaller } from '../binding.js'
 import { binding, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
+import { withBackendDepth } from './depth.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@'
@@ -36,12 +37,13 @@ function nextTag(): number {
   return lastTag
 }
 
+/** A copy of `process.env`, at the depth of the JS backend making this call if there is one. */
 function environment(): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) {
     if (typeof value === 'string') env[key] = value
   }
-  return env
+  return withBackendDepth(env)
 }
 
 /**
@@ -54,7 +56,7 @@ export async function callNative<T>(signal: AbortSignal | undefined, start: (cal
   const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal }
   calls.set(tag, record)
-  const cancelId = signal ? binding.openCancelToken() : undefined
+  const cancelId = signal ? binding.openCancelToken(scope) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
   signal?.addEventListener('abort', onAbort, { once: true })
   try {

@@ -1,9 +1,13 @@
 import * as binding from '../binding.js'
+import { abortInvocation } from './invocations.js'
 
-/** This module instance's scope: its backend registry and its warning sink. Workers get their own. */
+/**
+ * This module instance's scope: its backend registry, its warning sink, and how its JS backends
+ * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
+ */
 export const scope: number = binding.createScope((message: string) => {
   // Looked up on each call so a test's spy on console.error sees it.
   console.error(message)
-})
+}, abortInvocation)
 
 export { binding }

@@ -1,5 +1,5 @@
-//! The gemini CLI (BACKENDS.md): the envelope on stdin, cwd = the repository, the sandbox mode as
-//! an approval mode. Never `--sandbox`: it needs a container runtime most machines lack.
+//! The gemini CLI (BACKENDS.md): the envelope on stdin, cwd = the repository (its workspace, never
+//! named in argv), the sandbox mode as an approval mode. Never `--sandbox`: it needs a container runtime most machines lack.
 
 use std::sync::Arc;
 
@@ -56,8 +56,8 @@ impl Backend for Gemini {
                 approval_mode(&request.sandbox).into(),
                 // The caller chose this repository; headless gemini refuses untrusted folders.
                 "--skip-trust".into(),
-                "--include-directories".into(),
-                request.repo_path.clone(),
+                // No `--include-directories`: the cwd (the repository) is already gemini's
+                // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
                 "--output-format".into(),
                 "text".into(),
             ];

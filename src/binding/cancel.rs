@@ -1,39 +1,53 @@
 //! Cancellation tokens the JS wrapper opens for an `AbortSignal`. They are registered on the JS
-//! thread before the call starts, so an abort can never race the registration.
+//! thread before the call starts, so an abort can never race the registration. Each is a child of
+//! its scope's token, so the scope's teardown cancels it too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
+use napi::Result;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-static TOKENS: LazyLock<Mutex<HashMap<u32, CancellationToken>>> = LazyLock::new(Mutex::default);
+use super::scope;
 
-fn tokens() -> MutexGuard<'static, HashMap<u32, CancellationToken>> {
+struct Entry {
+    scope: u32,
+    token: CancellationToken,
+}
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+static TOKENS: LazyLock<Mutex<HashMap<u32, Entry>>> = LazyLock::new(Mutex::default);
+
+fn tokens() -> MutexGuard<'static, HashMap<u32, Entry>> {
     TOKENS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The token of `id`, or a fresh one that never fires (no signal was given).
-pub fn token(id: Option<u32>) -> CancellationToken {
-    id.and_then(|id| tokens().get(&id).cloned())
-        .unwrap_or_default()
+/// The token of `id`, if it is open.
+pub fn token(id: Option<u32>) -> Option<CancellationToken> {
+    id.and_then(|id| tokens().get(&id).map(|entry| entry.token.clone()))
+}
+
+/// Drops the tokens of a scope whose environment is gone (its wrapper cannot close them).
+pub fn close_scope_tokens(scope: u32) {
+    tokens().retain(|_, entry| entry.scope != scope);
 }
 
 #[napi]
-pub fn open_cancel_token() -> u32 {
+pub fn open_cancel_token(scope: u32) -> Result<u32> {
+    let token = scope::call_token(scope)?;
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    tokens().insert(id, CancellationToken::new());
-    id
+    tokens().insert(id, Entry { scope, token });
+    Ok(id)
 }
 
 #[napi]
 pub fn cancel(id: u32) {
-    if let Some(token) = tokens().get(&id) {
-        token.cancel();
+    if let Some(entry) = tokens().get(&id) {
+        entry.token.cancel();
     }
 }
 

@@ -3,13 +3,20 @@
 //! The JS wrapper registers a trampoline, not the user's `run`: it awaits `run`/`review`, catches
 //! whatever they throw (synchronously or not) and always resolves with a `BackendOutcome`, keeping
 //! thrown values in the call's own table so the caller can get the very same value back.
+//!
+//! Each invocation has an id; the trampoline keeps an `AbortController` under it, whose signal the
+//! backend receives. This side decides when an invocation is given up (timeout, cancellation) and
+//! tells the trampoline through the scope's `abortInvocation` function.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +35,8 @@ const SETTLE_GRACE: Duration = Duration::from_secs(1);
 pub struct BackendCall {
     pub method: String,
     pub call_tag: u32,
+    /// Names this invocation's `AbortController` in the trampoline.
+    pub invocation: u32,
     pub prompt: Option<String>,
     pub repo_path: String,
     pub timeout_seconds: f64,
@@ -50,42 +59,136 @@ pub struct BackendOutcome {
     pub handle: Option<u32>,
 }
 
+/// Why the relay gave up on an invocation: what `abortInvocation` receives.
+#[napi(object)]
+pub struct InvocationAbort {
+    pub invocation: u32,
+    /// `'timeout'` (the relay's timeout passed) or `'cancelled'` (the caller aborted, or the
+    /// relay was cancelled for it).
+    #[napi(ts_type = "'timeout' | 'cancelled'")]
+    pub reason: String,
+    /// The `ERR_BACKEND_TIMEOUT` message, for a timeout.
+    pub message: Option<String>,
+}
+
 pub type InvokeFn =
     ThreadsafeFunction<BackendCall, Promise<BackendOutcome>, BackendCall, Status, false, true>;
+
+pub type AbortFn = ThreadsafeFunction<InvocationAbort, (), InvocationAbort, Status, false, true>;
+
+static NEXT_INVOCATION: AtomicU32 = AtomicU32::new(1);
+
+fn next_invocation() -> u32 {
+    NEXT_INVOCATION.fetch_add(1, Ordering::Relaxed)
+}
 
 pub struct JsBackend {
     pub name: String,
     pub allowed_sandboxes: Vec<String>,
     pub has_review: bool,
     pub invoke: Arc<InvokeFn>,
+    /// The scope's `abortInvocation`.
+    pub abort: Arc<AbortFn>,
+}
+
+type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
+
+/// Sends an abort to the trampoline. Non-blocking; a closing environment has nobody to tell.
+fn send_abort(abort: &AbortFn, message: InvocationAbort) {
+    let _ = abort.call(message, ThreadsafeFunctionCallMode::NonBlocking);
 }
 
 impl JsBackend {
+    fn timeout_message(&self, timeout: Timeout) -> String {
+        format!("{} timed out after {}s", self.name, timeout.display())
+    }
+
+    fn abort_message(&self, invocation: u32, timeout: Option<Timeout>) -> InvocationAbort {
+        InvocationAbort {
+            invocation,
+            reason: if timeout.is_some() {
+                "timeout"
+            } else {
+                "cancelled"
+            }
+            .into(),
+            message: timeout.map(|t| self.timeout_message(t)),
+        }
+    }
+
+    /// Gives up on an invocation whose trampoline may not have run yet: the abort is sent once it
+    /// has (the controller exists only then), so the backend is told even when it starts late.
+    fn abort_when_started(&self, started: Started, message: InvocationAbort) {
+        let abort = self.abort.clone();
+        tokio::spawn(async move {
+            if started.await.is_ok() {
+                send_abort(&abort, message);
+            }
+        });
+    }
+
     async fn call(
         &self,
         call: BackendCall,
         timeout: Timeout,
         cancel: CancellationToken,
     ) -> BackendResult {
-        let method = call.method.clone();
-        let invoke = async {
-            let promise = self.invoke.call_async(call).await?;
-            promise.await
+        let (method, invocation) = (call.method.clone(), call.invocation);
+        let invoke = self.invoke.clone();
+        // Owned, so that a give-up before the trampoline ran can still wait for it to run.
+        let mut started: Started = Box::pin(async move { invoke.call_async(call).await });
+        let told_at = tokio::time::sleep(timeout.duration());
+        let given_up_at = tokio::time::sleep(timeout.duration().saturating_add(SETTLE_GRACE));
+        tokio::pin!(told_at, given_up_at);
+        let timed_out = || {
+            Err(BackendFailure::reported(
+                BackendFailureKind::Timeout,
+                self.timeout_message(timeout),
+            ))
         };
-        let deadline = timeout.duration().saturating_add(SETTLE_GRACE);
-        tokio::select! {
-            _ = cancel.cancelled() => Err(BackendFailure::Cancelled),
-            settled = tokio::time::timeout(deadline, invoke) => match settled {
-                Err(_) => Err(BackendFailure::reported(
-                    BackendFailureKind::Timeout,
-                    format!("{} timed out after {}s", self.name, timeout.display()),
-                )),
-                Ok(Err(e)) => Err(BackendFailure::reported(
-                    BackendFailureKind::Failed,
-                    format!("Backend {} could not be called: {e}", self.name),
-                )),
-                Ok(Ok(outcome)) => outcome_result(&self.name, &method, outcome),
+        let could_not_call = |e: napi::Error| {
+            Err(BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("Backend {} could not be called: {e}", self.name),
+            ))
+        };
+
+        let promise = tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                self.abort_when_started(started, self.abort_message(invocation, None));
+                return Err(BackendFailure::Cancelled);
+            }
+            result = &mut started => match result {
+                Ok(promise) => promise,
+                Err(e) => return could_not_call(e),
             },
+            () = &mut given_up_at => {
+                self.abort_when_started(started, self.abort_message(invocation, Some(timeout)));
+                return timed_out();
+            }
+        };
+        tokio::pin!(promise);
+        // At the timeout the backend is told (its signal aborts) and gets the grace to settle,
+        // so its own answer to the abort reaches the caller.
+        let mut told = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    send_abort(&self.abort, self.abort_message(invocation, None));
+                    return Err(BackendFailure::Cancelled);
+                }
+                settled = &mut promise => return match settled {
+                    Ok(outcome) => outcome_result(&self.name, &method, outcome),
+                    Err(e) => could_not_call(e),
+                },
+                () = &mut told_at, if !told => {
+                    told = true;
+                    send_abort(&self.abort, self.abort_message(invocation, Some(timeout)));
+                }
+                () = &mut given_up_at => return timed_out(),
+            }
         }
     }
 }
@@ -136,6 +239,7 @@ impl Backend for JsBackend {
         let call = BackendCall {
             method: "run".into(),
             call_tag: request.call_tag,
+            invocation: next_invocation(),
             prompt: Some(request.prompt),
             repo_path: request.repo_path,
             timeout_seconds: timeout.seconds(),
@@ -160,6 +264,7 @@ impl Backend for JsBackend {
         let call = BackendCall {
             method: "review".into(),
             call_tag: request.call_tag,
+            invocation: next_invocation(),
             prompt: None,
             repo_path: request.repo_path.clone(),
             timeout_seconds: timeout.seconds(),

@@ -101,11 +101,14 @@ impl From<NativeReviewOptions> for ReviewOptions {
 }
 
 fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, CallContext)> {
-    let (registry, warn) = scope::snapshot(caller.scope)?;
+    let (registry, warn, scope_cancel) = scope::snapshot(caller.scope)?;
+    // The caller's token is already a child of the scope's; without one, a fresh child, so the
+    // scope's teardown cancels the call either way.
+    let cancel = cancel::token(caller.cancel_id).unwrap_or_else(|| scope_cancel.child_token());
     let context = CallContext {
         env: caller.env.into_iter().collect::<Env>(),
         cwd: caller.cwd,
-        cancel: cancel::token(caller.cancel_id),
+        cancel,
         warn,
         tag: caller.call_tag,
     };

@@ -1,6 +1,8 @@
 //! One scope per loaded JS module (the main thread and each worker load their own): its backend
-//! registry and where its warnings go. Threadsafe functions belong to one JS environment, so a
-//! backend registered in one worker is never called from another.
+//! registry, where its warnings go, and the token every call it starts descends from. Threadsafe
+//! functions belong to one JS environment, so a backend registered in one worker is never called
+//! from another; when that environment is torn down (`worker.terminate()`, exit), the scope's
+//! calls are cancelled, which kills their backend processes.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -10,10 +12,12 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use napi::bindgen_prelude::{Function, Promise};
 use napi::threadsafe_function::ThreadsafeFunction;
-use napi::{Error, Result, Status};
+use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
+use tokio_util::sync::CancellationToken;
 
-use super::js_backend::{BackendCall, BackendOutcome, JsBackend};
+use super::cancel;
+use super::js_backend::{AbortFn, BackendCall, BackendOutcome, InvocationAbort, JsBackend};
 use crate::backends::builtins;
 use crate::registry::Registry;
 use crate::relay::Warn;
@@ -36,6 +40,10 @@ impl Warn for ConsoleWarn {
 struct Scope {
     registry: Registry,
     warn: Arc<dyn Warn>,
+    /// The trampolines' `abortInvocation`, shared by this scope's JS backends.
+    abort: Arc<AbortFn>,
+    /// Parent of every call token of this scope; cancelled when its JS environment goes away.
+    cancel: CancellationToken,
 }
 
 static NEXT_SCOPE: AtomicU32 = AtomicU32::new(1);
@@ -51,18 +59,54 @@ fn unknown_scope(id: u32) -> Error {
     Error::new(Status::InvalidArg, format!("unknown relay scope {id}"))
 }
 
-/// The registry as it is now (cheap: a map of `Arc`s) and the warning sink of scope `id`.
-pub fn snapshot(id: u32) -> Result<(Registry, Arc<dyn Warn>)> {
+/// What a call of scope `id` needs: the registry as it is now (cheap: a map of `Arc`s), the
+/// warning sink, and the scope's token (the call's token must be its child).
+pub fn snapshot(id: u32) -> Result<(Registry, Arc<dyn Warn>, CancellationToken)> {
     scopes()
         .get(&id)
-        .map(|scope| (scope.registry.clone(), scope.warn.clone()))
+        .map(|scope| {
+            (
+                scope.registry.clone(),
+                scope.warn.clone(),
+                scope.cancel.clone(),
+            )
+        })
         .ok_or_else(|| unknown_scope(id))
 }
 
-/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`).
+/// A new token for one call of scope `id`: cancelled with the scope.
+pub fn call_token(id: u32) -> Result<CancellationToken> {
+    scopes()
+        .get(&id)
+        .map(|scope| scope.cancel.child_token())
+        .ok_or_else(|| unknown_scope(id))
+}
+
+/// The scope's JS environment is going away: nothing can answer its JS backends or read its
+/// results, so every call it started is cancelled (their processes are killed) and it is dropped.
+fn close_scope(id: u32) {
+    let scope = scopes().remove(&id);
+    if let Some(scope) = scope {
+        scope.cancel.cancel();
+    }
+    cancel::close_scope_tokens(id);
+}
+
+/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
+/// and whose JS backends are told to stop through `abort_invocation`.
 #[napi]
-pub fn create_scope(warn: Function<String, ()>) -> Result<u32> {
+pub fn create_scope(
+    env: Env,
+    warn: Function<String, ()>,
+    abort_invocation: Function<InvocationAbort, ()>,
+) -> Result<u32> {
+    // Weak: neither keeps Node alive once the work is done.
     let sink = warn
+        .build_threadsafe_function()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()?;
+    let abort = abort_invocation
         .build_threadsafe_function()
         .callee_handled::<false>()
         .weak::<true>()
@@ -71,8 +115,16 @@ pub fn create_scope(warn: Function<String, ()>) -> Result<u32> {
     let scope = Scope {
         registry: Registry::new(builtins()),
         warn: Arc::new(ConsoleWarn(Arc::new(sink))),
+        abort: Arc::new(abort),
+        cancel: CancellationToken::new(),
     };
     scopes().insert(id, scope);
+    // Runs on this environment's own teardown (a worker's included), before napi stops the
+    // async runtime after the last one.
+    if let Err(e) = env.add_env_cleanup_hook(id, close_scope) {
+        close_scope(id);
+        return Err(e);
+    }
     Ok(id)
 }
 
@@ -91,14 +143,15 @@ pub fn register_js_backend(
         .callee_handled::<false>()
         .weak::<true>()
         .build()?;
+    let mut scopes = scopes();
+    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
     let backend = JsBackend {
         name,
         allowed_sandboxes,
         has_review,
         invoke: Arc::new(invoke),
+        abort: scope.abort.clone(),
     };
-    let mut scopes = scopes();
-    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
     scope.registry.register(Arc::new(backend));
     Ok(())
 }
