@@ -42,12 +42,14 @@ const poll = setInterval(() => {
   if (!existsSync(process.env.FAKE_LOG + '/grandchild')) return
   clearInterval(poll)
   process.stdout.write('ready\\n')
-  switch (process.env.PAF_ENDING) {
-    case 'exit': process.exit(0)
-    case 'uncaught': setImmediate(() => { throw new Error('boom') }); break
-    case 'rejection': Promise.reject(new Error('boom')); break
-    default: setInterval(() => {}, 1000) // wait for the signal
-  }
+  setInterval(() => {}, 1000) // until the test says how to end
+  process.stdin.once('data', () => {
+    switch (process.env.PAF_ENDING) {
+      case 'exit': process.exit(0)
+      case 'uncaught': setImmediate(() => { throw new Error('boom') }); break
+      case 'rejection': Promise.reject(new Error('boom')); break
+    }
+  })
 }, 5)
 `
 
@@ -75,7 +77,7 @@ function startHost(ending: Ending, index: number): Case {
     PAF_ENDING: ending,
   }
   // Its own process group, as a foreground job at a terminal is.
-  const host = spawn(process.execPath, ['-e', HOST], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const host = spawn(process.execPath, ['-e', HOST], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
   return { host, mark, log, tmp }
 }
 
@@ -118,6 +120,7 @@ describe('nothing a relay starts outlives its host', () => {
         expect(readdirSync(tmp).filter((name) => name.startsWith('phone-a-friend-codex-'))).toHaveLength(1)
         if (ending === 'SIGINT to its group') process.kill(-(host.pid as number), 'SIGINT')
         else if (ending.startsWith('SIG')) host.kill(ending as NodeJS.Signals)
+        else host.stdin?.write('go\n')
         await exited(host)
         const gone = await settle(() => processesWithEnv(mark).length === 0, SETTLE_MS)
         expect(gone ? [] : processesWithEnv(mark)).toEqual([])
@@ -141,7 +144,7 @@ describe('nothing a relay starts outlives its host', () => {
     copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(lonely, 'relay.node'))
     const script = `
       const native = require(${JSON.stringify(join(lonely, 'relay.node'))})
-      const scope = native.createScope(() => {})
+      const scope = native.createScope(() => {}, () => {})
       const caller = { scope, env: { ...process.env }, cwd: process.cwd(), callTag: 1 }
       native.relay({ prompt: 'hi', repoPath: ${JSON.stringify(repo.path)} }, caller).then(
         () => console.log('answered'), (e) => console.log(e.message))
