@@ -128,18 +128,24 @@ pub async fn review_relay(options: NativeReviewOptions, caller: NativeCaller) ->
         .map_err(|failure| errors::to_napi_error(&failure))
 }
 
-/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given 30 s, after
-/// which it counts as failed (`HEAD~1`).
+/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
+/// `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
 #[napi]
-pub fn detect_default_branch(repo_path: String) -> String {
-    git::detect_default_branch_blocking(&repo_path, None).unwrap_or_else(|_| "HEAD~1".into())
+pub fn detect_default_branch(repo_path: String, timeout_seconds: Option<f64>) -> Result<String> {
+    git::detect_default_branch_blocking(&repo_path, timeout_seconds)
+        .map_err(|e| errors::relay_error(&e))
 }
 
-/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given 30 s,
-/// after which it is `ERR_GIT_DIFF`.
+/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
+/// `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
 #[napi]
-pub fn git_diff_base(repo_path: String, base: String) -> Result<String> {
-    git::diff_against_base_blocking(&repo_path, &base, None).map_err(|e| errors::relay_error(&e))
+pub fn git_diff_base(
+    repo_path: String,
+    base: String,
+    timeout_seconds: Option<f64>,
+) -> Result<String> {
+    git::diff_against_base_blocking(&repo_path, &base, timeout_seconds)
+        .map_err(|e| errors::relay_error(&e))
 }
 
 /// Whether each built-in backend's CLI is on the PATH.
