@@ -57,11 +57,17 @@ export declare const DEFAULT_SANDBOX: string
 
 export declare const DEFAULT_TIMEOUT_SECONDS: number
 
-/** Synchronous, as in the original: `main`, `master`, else `HEAD~1`. */
-export declare function detectDefaultBranch(repoPath: string): string
+/**
+ * Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
+ * `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
+ */
+export declare function detectDefaultBranch(repoPath: string, timeoutSeconds?: number | undefined | null): string
 
-/** Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed. */
-export declare function gitDiffBase(repoPath: string, base: string): string
+/**
+ * Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
+ * `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
+ */
+export declare function gitDiffBase(repoPath: string, base: string, timeoutSeconds?: number | undefined | null): string
 
 /** Whether each built-in backend's CLI is on the PATH. */
 export interface InstalledBackends {

@@ -1,6 +1,6 @@
-import { type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
+import { type GitHelperOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
-export type { RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
+export type { GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
 export declare const DEFAULT_TIMEOUT_SECONDS: number;
 export declare const DEFAULT_BACKEND: string;
@@ -21,10 +21,16 @@ export declare function relay(options: RelayOptions): Promise<string>;
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
 export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
-/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
-export declare function detectDefaultBranch(repoPath: string): string;
-/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
-export declare function gitDiffBase(repoPath: string, base: string): string;
+/**
+ * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
+ * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
+ */
+export declare function detectDefaultBranch(repoPath: string, options?: GitHelperOptions): string;
+/**
+ * `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, also when
+ * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
+ */
+export declare function gitDiffBase(repoPath: string, base: string, options?: GitHelperOptions): string;
 /** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
 export declare function checkBackends(): Record<string, boolean>;
 /** Drops every backend registered from JS and restores the three built-ins. */

@@ -45,16 +45,30 @@ async function reviewRelay(options) {
     const { options: native, signal } = (0, options_js_1.nativeReviewOptions)(options);
     return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.reviewRelay(native, caller));
 }
-/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
-function detectDefaultBranch(repoPath) {
-    return native_js_1.binding.detectDefaultBranch((0, options_js_1.stringArgument)(repoPath, 'repoPath'));
+/**
+ * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
+ * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
+ */
+function detectDefaultBranch(repoPath, options) {
+    const repo = (0, options_js_1.stringArgument)(repoPath, 'repoPath');
+    const timeoutSeconds = (0, options_js_1.gitHelperTimeout)(options);
+    try {
+        return native_js_1.binding.detectDefaultBranch(repo, timeoutSeconds);
+    }
+    catch (error) {
+        throw (0, calls_js_1.fromNative)(error);
+    }
 }
-/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
-function gitDiffBase(repoPath, base) {
+/**
+ * `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, also when
+ * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
+ */
+function gitDiffBase(repoPath, base, options) {
     const repo = (0, options_js_1.stringArgument)(repoPath, 'repoPath');
     const from = (0, options_js_1.stringArgument)(base, 'base');
+    const timeoutSeconds = (0, options_js_1.gitHelperTimeout)(options);
     try {
-        return native_js_1.binding.gitDiffBase(repo, from);
+        return native_js_1.binding.gitDiffBase(repo, from, timeoutSeconds);
     }
     catch (error) {
         throw (0, calls_js_1.fromNative)(error);

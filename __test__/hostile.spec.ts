@@ -321,10 +321,25 @@ describe('timeouts', () => {
     },
   )
 
-  it.each([1e300, Number.MAX_VALUE, 0.25, 1 / 3, 1e-7, Number.MIN_VALUE, 600.5])('timeoutSeconds %s is accepted and reaches the backend unchanged', async (timeoutSeconds) => {
+  it.each([1e300, Number.MAX_VALUE, 0.25, 1 / 3, 600.5])('timeoutSeconds %s is accepted and reaches the backend unchanged', async (timeoutSeconds) => {
     await expectAnswer(callRelay({ prompt: 'p', repoPath: repo.path, backend: 'mock', timeoutSeconds }), 'mock answer')
     await expectAnswer(callReview({ repoPath: repo.path, backend: 'mock', base: 'HEAD', timeoutSeconds }), 'mock answer')
     expect(mock.runs.map((run) => run.timeoutSeconds)).toEqual([timeoutSeconds, timeoutSeconds])
+  })
+
+  // The deadline bounds preparation too: a review's generic path runs git, which no timeout this
+  // short leaves time for; a relay without a diff or a context file has nothing to prepare.
+  it.each([
+    [1e-7, '1e-7'],
+    [Number.MIN_VALUE, '5e-324'],
+  ])('timeoutSeconds %s is accepted: it reaches a relay’s backend unchanged, a review’s git times out', async (timeoutSeconds, printed) => {
+    await expectAnswer(callRelay({ prompt: 'p', repoPath: repo.path, backend: 'mock', timeoutSeconds }), 'mock answer')
+    await expectRelayError(
+      callReview({ repoPath: repo.path, backend: 'mock', base: 'HEAD', timeoutSeconds }),
+      'ERR_TIMEOUT',
+      `Relay timed out after ${printed}s while running git diff`,
+    )
+    expect(mock.runs.map((run) => run.timeoutSeconds)).toEqual([timeoutSeconds])
   })
 
   it('a timeout of 1e-7 s ends a CLI at once, printed as JavaScript prints it, and removes the temp folder', async () => {

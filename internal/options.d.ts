@@ -78,5 +78,16 @@ export declare function nativeReviewOptions(input: unknown): {
     options: NativeReviewOptions;
     signal?: AbortSignal;
 };
+/** Options of the synchronous git helpers. */
+export interface GitHelperOptions {
+    /**
+     * Seconds git may take; a finite number greater than zero. Past it, `gitDiffBase` throws
+     * `ERR_GIT_DIFF` and `detectDefaultBranch` answers `'HEAD~1'`, as for any git failure.
+     * @default 30
+     */
+    timeoutSeconds?: number;
+}
+/** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
+export declare function gitHelperTimeout(input: unknown): number | undefined;
 export declare function stringArgument(value: unknown, name: string): string;
 export {};

@@ -3,6 +3,7 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.signalOf = signalOf;
 exports.nativeRelayOptions = nativeRelayOptions;
 exports.nativeReviewOptions = nativeReviewOptions;
+exports.gitHelperTimeout = gitHelperTimeout;
 exports.stringArgument = stringArgument;
 const errors_js_1 = require("./errors.js");
 function objectArgument(value, name) {
@@ -76,6 +77,12 @@ function nativeReviewOptions(input) {
         sandbox: optionalString(fields, 'sandbox'),
     };
     return { options, signal: signalOf(fields) };
+}
+/** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
+function gitHelperTimeout(input) {
+    if (input === undefined || input === null)
+        return undefined;
+    return timeout(objectArgument(input, 'options'));
 }
 function stringArgument(value, name) {
     if (typeof value !== 'string')

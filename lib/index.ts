@@ -4,10 +4,19 @@
  */
 import { binding } from './internal/native.js'
 import { callNative, fromNative } from './internal/calls.js'
-import { nativeRelayOptions, nativeReviewOptions, stringArgument, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js'
+import {
+  gitHelperTimeout,
+  nativeRelayOptions,
+  nativeReviewOptions,
+  stringArgument,
+  type GitHelperOptions,
+  type RelayOptions,
+  type ReviewRelayOptions,
+  type SandboxMode,
+} from './internal/options.js'
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
-export type { RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export type { GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
 import { resetRegistry } from './internal/backends.js'
 
@@ -39,17 +48,30 @@ export async function reviewRelay(options: ReviewRelayOptions): Promise<string> 
   return callNative(signal, (caller) => binding.reviewRelay(native, caller))
 }
 
-/** The first of `main`, `master` that the repository has, else `'HEAD~1'`. Synchronous. */
-export function detectDefaultBranch(repoPath: string): string {
-  return binding.detectDefaultBranch(stringArgument(repoPath, 'repoPath'))
+/**
+ * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
+ * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
+ */
+export function detectDefaultBranch(repoPath: string, options?: GitHelperOptions): string {
+  const repo = stringArgument(repoPath, 'repoPath')
+  const timeoutSeconds = gitHelperTimeout(options)
+  try {
+    return binding.detectDefaultBranch(repo, timeoutSeconds)
+  } catch (error) {
+    throw fromNative(error)
+  }
 }
 
-/** `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, `ERR_TOO_LARGE`). */
-export function gitDiffBase(repoPath: string, base: string): string {
+/**
+ * `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, also when
+ * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
+ */
+export function gitDiffBase(repoPath: string, base: string, options?: GitHelperOptions): string {
   const repo = stringArgument(repoPath, 'repoPath')
   const from = stringArgument(base, 'base')
+  const timeoutSeconds = gitHelperTimeout(options)
   try {
-    return binding.gitDiffBase(repo, from)
+    return binding.gitDiffBase(repo, from, timeoutSeconds)
   } catch (error) {
     throw fromNative(error)
   }

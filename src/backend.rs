@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::text::js_number;
 
@@ -49,7 +50,10 @@ impl Timeout {
 pub struct RunRequest {
     pub prompt: String,
     pub repo_path: String,
+    /// The caller's `timeoutSeconds`, for messages (`… timed out after <n>s`).
     pub timeout: Timeout,
+    /// The call's deadline, started when the call was made: what preparation left of `timeout`.
+    pub deadline: Deadline,
     pub sandbox: String,
     pub model: Option<String>,
     pub env: Env,
@@ -61,7 +65,10 @@ pub struct RunRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewRequest {
     pub repo_path: String,
+    /// See [`RunRequest::timeout`].
     pub timeout: Timeout,
+    /// See [`RunRequest::deadline`].
+    pub deadline: Deadline,
     pub sandbox: String,
     pub model: Option<String>,
     pub env: Env,

@@ -1,51 +1,101 @@
 //! The request's extra context: a file or inline text, never both, within 200,000 bytes.
+//! A context file is read on the call's task in chunks, bounded by the call's deadline: a file
+//! that never ends (`/proc`), or a huge sparse one, ends in `ERR_TIMEOUT` or the call's abort,
+//! and no thread keeps reading it afterwards.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 
-use crate::bounded_text::read_bounded;
-use crate::errors::{RelayError, Subject};
+use crate::bounded_text::BoundedText;
+use crate::deadline::Deadline;
+use crate::errors::{RelayError, RelayFailure, Subject};
 use crate::limits::MAX_CONTEXT_FILE_BYTES;
 use crate::paths::resolve;
 use crate::text::js_trim;
 
+const READ_CHUNK: usize = 64 * 1024;
+const READING: &str = "reading the context file";
+
 /// The trimmed context ("" when there is none). An empty `context_file` counts as absent.
-pub fn resolve_context(
+pub async fn resolve_context(
     context_file: Option<&str>,
     context_text: Option<&str>,
     cwd: &str,
-) -> Result<String, RelayError> {
+    deadline: &Deadline,
+) -> Result<String, RelayFailure> {
     let file = context_file.filter(|f| !f.is_empty());
     let text = js_trim(context_text.unwrap_or(""));
     match file {
-        Some(_) if !text.is_empty() => Err(RelayError::ContextConflict),
-        Some(file) => read_context_file(&resolve(cwd, file)),
+        Some(_) if !text.is_empty() => Err(RelayError::ContextConflict.into()),
+        Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
         None if text.len() > MAX_CONTEXT_FILE_BYTES => Err(RelayError::TooLarge {
             subject: Subject::ContextText,
             size: text.len() as u64,
             max: MAX_CONTEXT_FILE_BYTES,
-        }),
+        }
+        .into()),
         None => Ok(text.to_string()),
     }
 }
 
+fn unreadable(path: &str) -> impl Fn(std::io::Error) -> RelayError + '_ {
+    move |e| RelayError::ContextFileUnreadable(format!("{e}: {path}"))
+}
+
+/// Opens a regular file without ever blocking: `O_NONBLOCK` (opening a FIFO for reading would
+/// wait for a writer), then the opened file's own type is checked, so a FIFO or a device put in
+/// place after the `stat` is refused too.
+fn open_regular(path: &str) -> Result<File, RelayError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(unreadable(path))?;
+    if !file.metadata().map_err(unreadable(path))?.is_file() {
+        return Err(RelayError::ContextNotAFile(path.to_string()));
+    }
+    Ok(file)
+}
+
 /// Reads a regular file through a bounded buffer: a 50 MB file costs 200 KB of memory.
-/// The type is checked before opening, so a FIFO or a device is refused without blocking.
-fn read_context_file(path: &str) -> Result<String, RelayError> {
+/// The type is checked before opening, so a FIFO or a device is refused without opening it.
+async fn read_context_file(path: &str, deadline: &Deadline) -> Result<String, RelayFailure> {
+    let stopped = |stop| deadline.failure(stop, READING);
+    deadline.check().map_err(stopped)?;
     let metadata =
         std::fs::metadata(path).map_err(|_| RelayError::ContextFileMissing(path.to_string()))?;
     if !metadata.is_file() {
-        return Err(RelayError::ContextNotAFile(path.to_string()));
+        return Err(RelayError::ContextNotAFile(path.to_string()).into());
     }
-    let unreadable = |e: std::io::Error| RelayError::ContextFileUnreadable(format!("{e}: {path}"));
-    let file = File::open(path).map_err(unreadable)?;
-    read_bounded(file, MAX_CONTEXT_FILE_BYTES)
-        .map_err(unreadable)?
-        .within(Subject::ContextFile, MAX_CONTEXT_FILE_BYTES)
+    let mut file = open_regular(path)?;
+    let mut text = BoundedText::new(MAX_CONTEXT_FILE_BYTES);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        deadline.check().map_err(stopped)?;
+        // A regular file's read does not wait long; one that would (EAGAIN) is refused.
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => text.push(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreadable(path)(e).into()),
+        }
+        tokio::task::yield_now().await;
+    }
+    Ok(text
+        .finish()
+        .within(Subject::ContextFile, MAX_CONTEXT_FILE_BYTES)?)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use tokio_util::sync::CancellationToken;
+
     use super::*;
+    use crate::backend::Timeout;
 
     fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -54,72 +104,145 @@ mod tests {
         (dir, path.to_string_lossy().into_owned())
     }
 
-    #[test]
-    fn conflict_is_checked_before_the_file_is_opened() {
-        let err = resolve_context(Some("/does/not/exist"), Some(" x "), "/").unwrap_err();
-        assert_eq!(err, RelayError::ContextConflict);
+    fn deadline(seconds: f64) -> Deadline {
+        let timeout = Timeout::from_seconds(seconds).expect("valid timeout");
+        Deadline::starting_now(timeout, CancellationToken::new())
+    }
+
+    async fn resolve(
+        file: Option<&str>,
+        text: Option<&str>,
+        cwd: &str,
+    ) -> Result<String, RelayFailure> {
+        resolve_context(file, text, cwd, &deadline(60.0)).await
+    }
+
+    fn relay_error(err: RelayError) -> Result<String, RelayFailure> {
+        Err(RelayFailure::Relay(err))
+    }
+
+    fn message(result: Result<String, RelayFailure>) -> String {
+        match result {
+            Err(RelayFailure::Relay(err)) => err.to_string(),
+            other => panic!("expected a RelayError, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn conflict_is_checked_before_the_file_is_opened() {
+        let err = resolve(Some("/does/not/exist"), Some(" x "), "/").await;
+        assert_eq!(err, relay_error(RelayError::ContextConflict));
         // Blank text does not conflict.
         let (_dir, path) = temp_file(b"file text\n");
         assert_eq!(
-            resolve_context(Some(&path), Some("  \n"), "/"),
+            resolve(Some(&path), Some("  \n"), "/").await,
             Ok("file text".into())
         );
     }
 
-    #[test]
-    fn file_errors() {
+    #[tokio::test]
+    async fn file_errors() {
         assert_eq!(
-            resolve_context(Some("missing.txt"), None, "/nowhere"),
-            Err(RelayError::ContextFileMissing(
+            resolve(Some("missing.txt"), None, "/nowhere").await,
+            relay_error(RelayError::ContextFileMissing(
                 "/nowhere/missing.txt".into()
             ))
         );
         let dir = tempfile::tempdir().expect("temp dir");
         let dir_path = dir.path().to_string_lossy().into_owned();
         assert_eq!(
-            resolve_context(Some(&dir_path), None, "/"),
-            Err(RelayError::ContextNotAFile(dir_path.clone()))
+            resolve(Some(&dir_path), None, "/").await,
+            relay_error(RelayError::ContextNotAFile(dir_path.clone()))
         );
         assert_eq!(
-            resolve_context(Some("/dev/zero"), None, "/"),
-            Err(RelayError::ContextNotAFile("/dev/zero".into()))
+            resolve(Some("/dev/zero"), None, "/").await,
+            relay_error(RelayError::ContextNotAFile("/dev/zero".into()))
         );
     }
 
-    #[test]
-    fn limits_at_the_boundary_and_one_over() {
+    #[tokio::test]
+    async fn limits_at_the_boundary_and_one_over() {
         let exact = "c".repeat(MAX_CONTEXT_FILE_BYTES);
         assert_eq!(
-            resolve_context(None, Some(&exact), "/").map(|t| t.len()),
+            resolve(None, Some(&exact), "/").await.map(|t| t.len()),
             Ok(exact.len())
         );
         let over = format!(" {exact}c ");
         assert_eq!(
-            resolve_context(None, Some(&over), "/")
-                .unwrap_err()
-                .to_string(),
+            message(resolve(None, Some(&over), "/").await),
             "Context text is too large (200001 bytes; max 200000 bytes)"
         );
         let (_dir, path) = temp_file(format!("\n{exact}\n").as_bytes());
         assert_eq!(
-            resolve_context(Some(&path), None, "/").map(|t| t.len()),
+            resolve(Some(&path), None, "/").await.map(|t| t.len()),
             Ok(exact.len())
         );
         let (_dir2, path2) = temp_file(over.as_bytes());
         assert_eq!(
-            resolve_context(Some(&path2), None, "/")
-                .unwrap_err()
-                .to_string(),
+            message(resolve(Some(&path2), None, "/").await),
             "Context file is too large (200001 bytes; max 200000 bytes)"
         );
     }
 
-    #[test]
-    fn a_bom_is_trimmed_and_invalid_utf8_is_replaced() {
+    #[tokio::test]
+    async fn a_bom_is_trimmed_and_invalid_utf8_is_replaced() {
         let (_dir, path) = temp_file(b"\xEF\xBB\xBFhello \xFF");
         assert_eq!(
-            resolve_context(Some(&path), None, "/"),
+            resolve(Some(&path), None, "/").await,
             Ok("hello \u{FFFD}".into())
         );
+    }
+
+    #[test]
+    fn a_fifo_put_in_place_after_the_stat_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fifo = dir.path().join("ctx.fifo");
+        let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(status.success());
+        let fifo = fifo.to_string_lossy().into_owned();
+        // What `read_context_file` does once the `stat` said "a regular file".
+        assert_eq!(
+            open_regular(&fifo).err(),
+            Some(RelayError::ContextNotAFile(fifo.clone()))
+        );
+    }
+
+    /// A 64 GiB sparse file: counted to its exact size, it would take minutes.
+    fn sparse_file() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("sparse");
+        let file = File::create(&path).expect("create");
+        file.set_len(64 << 30).expect("truncate -s 64G");
+        (dir, path.to_string_lossy().into_owned())
+    }
+
+    #[tokio::test]
+    async fn reading_stops_at_the_deadline() {
+        let (_dir, path) = sparse_file();
+        let started = Instant::now();
+        let result = resolve_context(Some(&path), None, "/", &deadline(0.3)).await;
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert_eq!(
+            message(result),
+            "Relay timed out after 0.3s while reading the context file"
+        );
+    }
+
+    #[tokio::test]
+    async fn reading_stops_when_the_call_is_cancelled() {
+        let (_dir, path) = sparse_file();
+        let cancel = CancellationToken::new();
+        let timeout = Timeout::from_seconds(600.0).expect("valid timeout");
+        let deadline = Deadline::starting_now(timeout, cancel.clone());
+        let canceller = async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        };
+        // One thread: the read must yield for the canceller to run at all.
+        let (result, ()) = tokio::join!(
+            resolve_context(Some(&path), None, "/", &deadline),
+            canceller
+        );
+        assert_eq!(result, Err(RelayFailure::Aborted));
     }
 }

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::Timeout;
+use crate::errors::{RelayError, RelayFailure};
 
 /// Why a bounded step stopped before it finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,19 @@ impl Deadline {
         }
     }
 
+    /// What the caller sees when `stop` ended the step `during` (e.g. "reading the context file"):
+    /// `ERR_TIMEOUT` with the call's timeout, or the call is aborted.
+    pub fn failure(&self, stop: Stop, during: &'static str) -> RelayFailure {
+        match stop {
+            Stop::Cancelled => RelayFailure::Aborted,
+            Stop::TimedOut => RelayError::Timeout {
+                after: self.timeout.display(),
+                during,
+            }
+            .into(),
+        }
+    }
+
     /// Runs `work` until it finishes or the deadline stops it (then `work` is dropped).
     pub async fn bound<F: Future>(&self, work: F) -> Result<F::Output, Stop> {
         tokio::select! {
@@ -79,6 +93,14 @@ impl Deadline {
             stop = self.reached() => Err(stop),
             output = work => Ok(output),
         }
+    }
+}
+
+/// Two deadlines are equal when they end at the same instant after the same timeout (the
+/// cancellation tokens are not compared): lets requests that carry one derive `PartialEq`.
+impl PartialEq for Deadline {
+    fn eq(&self, other: &Self) -> bool {
+        self.timeout == other.timeout && self.at == other.at
     }
 }
 

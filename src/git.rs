@@ -1,16 +1,63 @@
-//! The git helpers (SPEC 5). git runs as a subprocess, never through a shell; its output is read
-//! through a bounded buffer, so a diff of any size ends in an exact `ERR_TOO_LARGE`.
+//! The git helpers (SPEC 5). git runs as a subprocess, never through a shell, in its own process
+//! group, bounded by the call's deadline: killed (the whole group) and reaped when the deadline
+//! passes or the call is cancelled or dropped. Its output is read through a bounded buffer, so a
+//! diff of any size ends in an exact `ERR_TOO_LARGE`.
+//!
+//! A repository's own configuration must not run programs (relaying an untrusted checkout would
+//! execute it), so every run neutralises what could: see [`NEUTRAL_OPTIONS`], [`DIFF_OPTIONS`],
+//! [`filter_overrides`] and `GIT_NO_LAZY_FETCH`.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::future::Future;
+use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::process::Stdio;
+use std::time::Duration;
 
-use crate::backend::Env;
-use crate::bounded_text::{read_bounded, BoundedText, Measured};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Env, Timeout};
+use crate::bounded_text::{BoundedText, Measured};
+use crate::deadline::{Deadline, Stop};
 use crate::errors::{RelayError, Subject};
-use crate::limits::MAX_DIFF_BYTES;
+use crate::limits::{GIT_HELPER_TIMEOUT_SECONDS, MAX_DIFF_BYTES};
 
 /// How much of git's stderr is kept for an error message.
 const STDERR_LIMIT: usize = 64 * 1024;
+/// How much of the list of filter settings is read; a config that defines more is refused.
+const FILTER_NAMES_LIMIT: usize = 64 * 1024;
+const READ_CHUNK: usize = 64 * 1024;
+/// How long a killed git may take to be reaped before it is left to tokio's orphan reaper.
+const REAP_GRACE: Duration = Duration::from_secs(2);
+
+/// Options for every git run: no pager, no fsmonitor program (`core.fsmonitor` may name one),
+/// no hooks (`post-index-change` runs when a command writes the index).
+const NEUTRAL_OPTIONS: &[&str] = &[
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+];
+/// Options for every diff: no `diff.external` / `GIT_EXTERNAL_DIFF` / `diff.<driver>.command`,
+/// no `diff.<driver>.textconv`.
+const DIFF_OPTIONS: &[&str] = &["--no-ext-diff", "--no-textconv"];
+/// Environment variables `--config-env` reads the overriding values from: `-c key=value` splits
+/// at the first `=`, so it cannot name a driver whose name holds one; `--config-env` can.
+const EMPTY_VAR: &str = "PHONE_A_FRIEND_GIT_EMPTY";
+const FALSE_VAR: &str = "PHONE_A_FRIEND_GIT_FALSE";
+/// Lists the filter settings with their scope, NUL-separated; runs no program.
+const FILTER_LOOKUP: &[&str] = &[
+    "config",
+    "--show-scope",
+    "--null",
+    "--name-only",
+    "--get-regexp",
+    "^filter\\.",
+];
 
 /// The environment git runs with: the caller's snapshot, or the process's own.
 #[derive(Debug, Clone, Copy)]
@@ -19,64 +66,338 @@ pub enum GitEnv<'a> {
     Exactly(&'a Env),
 }
 
-struct GitOutput {
+/// Why a git helper gave no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GitError {
+    /// A coded error: a diff over the limit, git's own failure where it counts, or git that could
+    /// not be started for want of a resource.
+    Relay(RelayError),
+    /// The deadline passed or the call was cancelled while git ran; git was killed.
+    Stopped(Stop),
+}
+
+impl From<RelayError> for GitError {
+    fn from(err: RelayError) -> Self {
+        GitError::Relay(err)
+    }
+}
+
+/// Why one git run gave no output.
+#[derive(Debug)]
+enum RunError {
+    /// git could not be run (not installed, not executable): a git failure like any other.
+    NotRun,
+    /// git could not be started for want of a resource (EMFILE, ENFILE, EAGAIN, ENOMEM): not a
+    /// git failure, the caller must hear of it.
+    Resource(io::Error),
+    Stopped(Stop),
+}
+
+impl RunError {
+    /// The error a failure to start git is.
+    fn from_spawn(e: io::Error) -> RunError {
+        match e.raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM) => {
+                RunError::Resource(e)
+            }
+            _ => RunError::NotRun,
+        }
+    }
+}
+
+/// `ERR_GIT_DIFF` for git that could not be started: "could not run git: <the OS's words>".
+fn resource_error(base: &str, e: &io::Error) -> RelayError {
+    RelayError::GitDiff {
+        base: base.to_string(),
+        detail: format!("could not run git: {e}"),
+    }
+}
+
+struct GitOutput<T> {
     success: bool,
-    stdout: Measured,
+    code: Option<i32>,
+    stdout: T,
     stderr: Measured,
 }
 
-fn run_git(repo: &str, args: &[&str], env: GitEnv<'_>, limit: usize) -> std::io::Result<GitOutput> {
+/// Where git's stdout goes.
+trait Sink {
+    type Output;
+    fn push(&mut self, bytes: &[u8]);
+    fn finish(self) -> Self::Output;
+}
+
+impl Sink for BoundedText {
+    type Output = Measured;
+    fn push(&mut self, bytes: &[u8]) {
+        BoundedText::push(self, bytes);
+    }
+    fn finish(self) -> Measured {
+        BoundedText::finish(self)
+    }
+}
+
+/// Raw bytes, up to a limit (filter names are bytes: a lossy decoding would miss a driver).
+struct RawBytes {
+    kept: Vec<u8>,
+    limit: usize,
+    complete: bool,
+}
+
+impl RawBytes {
+    fn new(limit: usize) -> Self {
+        RawBytes {
+            kept: Vec::new(),
+            limit,
+            complete: true,
+        }
+    }
+}
+
+impl Sink for RawBytes {
+    type Output = Option<Vec<u8>>;
+    fn push(&mut self, bytes: &[u8]) {
+        let room = self.limit - self.kept.len();
+        if bytes.len() > room {
+            self.complete = false;
+        }
+        self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+    /// `None` when the output did not fit.
+    fn finish(self) -> Option<Vec<u8>> {
+        self.complete.then_some(self.kept)
+    }
+}
+
+/// Reads a pipe to its end into `sink`; a read error ends the output, which git's exit status
+/// explains.
+async fn drain<S: Sink>(pipe: Option<impl AsyncRead + Unpin>, mut sink: S) -> S::Output {
+    if let Some(mut pipe) = pipe {
+        let mut chunk = vec![0u8; READ_CHUNK];
+        loop {
+            match pipe.read(&mut chunk).await {
+                Ok(0) => break,
+                Ok(n) => sink.push(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    }
+    sink.finish()
+}
+
+/// Kills a child's whole process group (SIGKILL) when dropped, unless the child was reaped.
+/// The group is only ever killed while its leader is unreaped, so its id cannot have been reused.
+struct KillGroup(Option<u32>);
+
+impl KillGroup {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0.and_then(|id| i32::try_from(id).ok()) {
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// One git run: `git <neutral options> <extra> -C <repo> <args>`, stdin null, stdout into
+/// `stdout`, stderr kept up to [`STDERR_LIMIT`], bounded by `deadline`.
+async fn run_git<S: Sink>(
+    repo: &str,
+    env: GitEnv<'_>,
+    extra: &[OsString],
+    args: &[&str],
+    stdout: S,
+    deadline: &Deadline,
+) -> Result<GitOutput<S::Output>, RunError> {
+    deadline.check().map_err(RunError::Stopped)?;
     let mut command = Command::new("git");
     command
+        .args(NEUTRAL_OPTIONS)
+        .args(extra)
         .arg("-C")
         .arg(repo)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
     if let GitEnv::Exactly(vars) = env {
         command.env_clear().envs(vars);
     }
-    let mut child = command.spawn()?;
-    let stderr = child
-        .stderr
-        .take()
-        .map(|pipe| std::thread::spawn(move || read_pipe(pipe, STDERR_LIMIT)));
-    let stdout = match child.stdout.take() {
-        Some(pipe) => read_pipe(pipe, limit),
-        None => BoundedText::new(0).finish(),
-    };
-    let stderr = match stderr.map(std::thread::JoinHandle::join) {
-        Some(Ok(text)) => text,
-        _ => BoundedText::new(0).finish(),
-    };
-    let status = child.wait()?;
-    Ok(GitOutput {
-        success: status.success(),
-        stdout,
-        stderr,
-    })
+    command
+        // A partial clone fetches missing objects from its promisor remote on demand, running
+        // whatever the repository's config says (`core.sshCommand`, an `ext::` URL...).
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env(EMPTY_VAR, "")
+        .env(FALSE_VAR, "false");
+    let mut child = command.spawn().map_err(RunError::from_spawn)?;
+    let mut group = KillGroup(child.id());
+    let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
+    let finished = deadline
+        .bound(async {
+            let (stdout, stderr) = tokio::join!(
+                drain(out_pipe, stdout),
+                drain(err_pipe, BoundedText::new(STDERR_LIMIT))
+            );
+            (stdout, stderr, child.wait().await)
+        })
+        .await;
+    match finished {
+        Ok((stdout, stderr, Ok(status))) => {
+            group.disarm();
+            Ok(GitOutput {
+                success: status.success(),
+                code: status.code(),
+                stdout,
+                stderr,
+            })
+        }
+        // Not reaped: `group` kills it, `kill_on_drop` hands it to tokio's reaper.
+        Ok((_, _, Err(_))) => Err(RunError::NotRun),
+        Err(stop) => {
+            drop(group);
+            let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+            Err(RunError::Stopped(stop))
+        }
+    }
 }
 
-/// A pipe read to its end; a read error counts as no output, which git's exit status explains.
-fn read_pipe(pipe: impl Read, limit: usize) -> Measured {
-    read_bounded(pipe, limit).unwrap_or_else(|_| BoundedText::new(0).finish())
+/// `--config-env` options that empty the `clean`, `smudge` and `process` commands of every
+/// filter driver the repository's config (or the caller's `-c` / `GIT_CONFIG_*`) defines, and
+/// make it not `required` (a required filter without a command makes git fail). Drivers from
+/// the system and global config are the user's own (git-lfs) and stay. `Err` carries the failed
+/// lookup, whose stderr explains the failure.
+async fn filter_overrides(
+    repo: &str,
+    env: GitEnv<'_>,
+    deadline: &Deadline,
+) -> Result<Result<Vec<OsString>, GitOutput<Measured>>, RunError> {
+    let lookup = run_git(
+        repo,
+        env,
+        &[],
+        FILTER_LOOKUP,
+        RawBytes::new(FILTER_NAMES_LIMIT),
+        deadline,
+    )
+    .await?;
+    let failed = |stderr: Measured| GitOutput {
+        success: false,
+        code: lookup.code,
+        stdout: BoundedText::new(0).finish(),
+        stderr,
+    };
+    match (lookup.code, lookup.stdout) {
+        // 1: no such setting.
+        (Some(1), _) => Ok(Ok(Vec::new())),
+        (Some(0), Some(listing)) => Ok(Ok(overrides_for(&listing))),
+        (Some(0), None) => Ok(Err(failed(crate::bounded_text::measure(
+            b"the repository's config defines too many filter drivers",
+            STDERR_LIMIT,
+        )))),
+        _ => Ok(Err(failed(lookup.stderr))),
+    }
+}
+
+/// The overrides for a `--show-scope --null --name-only` listing: `scope\0name\0...`.
+fn overrides_for(listing: &[u8]) -> Vec<OsString> {
+    let mut fields = listing.split(|&b| b == 0);
+    let mut drivers = BTreeSet::new();
+    while let (Some(scope), Some(name)) = (fields.next(), fields.next()) {
+        if scope == b"system" || scope == b"global" {
+            continue;
+        }
+        // `filter.<driver>.<key>`; the driver name may itself hold dots.
+        let Some(rest) = name.strip_prefix(b"filter.") else {
+            continue;
+        };
+        if let Some(dot) = rest.iter().rposition(|&b| b == b'.') {
+            drivers.insert(rest[..dot].to_vec());
+        }
+    }
+    let mut options = Vec::new();
+    for driver in drivers {
+        for (key, var) in [
+            ("clean", EMPTY_VAR),
+            ("smudge", EMPTY_VAR),
+            ("process", EMPTY_VAR),
+            ("required", FALSE_VAR),
+        ] {
+            let mut option = b"--config-env=filter.".to_vec();
+            option.extend_from_slice(&driver);
+            option.extend_from_slice(format!(".{key}={var}").as_bytes());
+            options.push(OsString::from_vec(option));
+        }
+    }
+    options
+}
+
+/// `git diff <args>` with every program the config could run neutralised.
+async fn run_diff(
+    repo: &str,
+    env: GitEnv<'_>,
+    filters: &[OsString],
+    args: &[&str],
+    deadline: &Deadline,
+) -> Result<GitOutput<Measured>, RunError> {
+    let mut full = vec!["diff"];
+    full.extend_from_slice(DIFF_OPTIONS);
+    full.extend_from_slice(args);
+    let stdout = BoundedText::new(MAX_DIFF_BYTES);
+    run_git(repo, env, filters, &full, stdout, deadline).await
 }
 
 /// `git diff` for `relay({ includeDiff })`: uncommitted changes, else the last commit; a git
-/// failure counts as no diff, a diff over the limit does not.
-pub fn diff_for_relay(repo: &str, env: GitEnv<'_>) -> Result<String, RelayError> {
-    let uncommitted = try_diff(repo, &["diff", "HEAD", "--"], env)?;
+/// failure counts as no diff, a diff over the limit does not, nor does git that cannot start
+/// for want of a resource.
+pub async fn diff_for_relay(
+    repo: &str,
+    env: GitEnv<'_>,
+    deadline: &Deadline,
+) -> Result<String, GitError> {
+    let filters = match filter_overrides(repo, env, deadline).await {
+        Ok(Ok(filters)) => filters,
+        Ok(Err(_)) => return Ok(String::new()),
+        Err(e) => return no_diff("HEAD", e),
+    };
+    let uncommitted = try_diff(repo, env, &filters, &["HEAD", "--"], "HEAD", deadline).await?;
     if !uncommitted.is_empty() {
         return Ok(uncommitted);
     }
-    try_diff(repo, &["diff", "HEAD~1", "HEAD", "--"], env)
+    let args = ["HEAD~1", "HEAD", "--"];
+    try_diff(repo, env, &filters, &args, "HEAD~1", deadline).await
 }
 
-fn try_diff(repo: &str, args: &[&str], env: GitEnv<'_>) -> Result<String, RelayError> {
-    match run_git(repo, args, env, MAX_DIFF_BYTES) {
-        Ok(out) if out.success => out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES),
-        _ => Ok(String::new()),
+async fn try_diff(
+    repo: &str,
+    env: GitEnv<'_>,
+    filters: &[OsString],
+    args: &[&str],
+    base: &str,
+    deadline: &Deadline,
+) -> Result<String, GitError> {
+    match run_diff(repo, env, filters, args, deadline).await {
+        Ok(out) if out.success => Ok(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?),
+        Ok(_) => Ok(String::new()),
+        Err(e) => no_diff(base, e),
+    }
+}
+
+/// A run that gave no diff: none where git failed, else the error.
+fn no_diff(base: &str, e: RunError) -> Result<String, GitError> {
+    match e {
+        RunError::NotRun => Ok(String::new()),
+        RunError::Resource(e) => Err(resource_error(base, &e).into()),
+        RunError::Stopped(stop) => Err(GitError::Stopped(stop)),
     }
 }
 
@@ -92,34 +413,119 @@ pub fn check_base(base: &str) -> Result<(), RelayError> {
 }
 
 /// `git diff <base>...HEAD --`; a failure is `ERR_GIT_DIFF` with git's own words.
-pub fn diff_against_base(repo: &str, base: &str, env: GitEnv<'_>) -> Result<String, RelayError> {
+pub async fn diff_against_base(
+    repo: &str,
+    base: &str,
+    env: GitEnv<'_>,
+    deadline: &Deadline,
+) -> Result<String, GitError> {
     check_base(base)?;
-    let range = format!("{base}...HEAD");
     let failure = |detail: String| RelayError::GitDiff {
         base: base.to_string(),
         detail,
     };
-    let out = run_git(repo, &["diff", &range, "--"], env, MAX_DIFF_BYTES)
-        .map_err(|_| failure("git diff failed".into()))?;
+    let run_failure = |e: RunError| match e {
+        RunError::NotRun => GitError::Relay(failure("git diff failed".into())),
+        RunError::Resource(e) => GitError::Relay(resource_error(base, &e)),
+        RunError::Stopped(stop) => GitError::Stopped(stop),
+    };
+    let out = match filter_overrides(repo, env, deadline).await {
+        Ok(Ok(filters)) => {
+            let range = format!("{base}...HEAD");
+            run_diff(repo, env, &filters, &[&range, "--"], deadline)
+                .await
+                .map_err(run_failure)?
+        }
+        Ok(Err(failed_lookup)) => failed_lookup,
+        Err(e) => return Err(run_failure(e)),
+    };
     if !out.success {
         let detail = [out.stderr.text, out.stdout.text]
             .into_iter()
             .find(|text| !text.is_empty())
             .unwrap_or_else(|| "git diff failed".into());
-        return Err(failure(detail));
+        return Err(failure(detail).into());
     }
-    out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)
+    Ok(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?)
 }
 
-/// `main` or `master`, whichever git knows first, else `HEAD~1`.
-pub fn detect_default_branch(repo: &str, env: GitEnv<'_>) -> String {
+/// `main` or `master`, whichever git knows first, else `HEAD~1` (also when git cannot run).
+/// `rev-parse --verify` reads refs only: no filter, diff driver or fsmonitor can run in it.
+pub async fn detect_default_branch(
+    repo: &str,
+    env: GitEnv<'_>,
+    deadline: &Deadline,
+) -> Result<String, GitError> {
     for branch in ["main", "master"] {
-        if matches!(run_git(repo, &["rev-parse", "--verify", branch], env, 0), Ok(out) if out.success)
-        {
-            return branch.to_string();
+        let args = ["rev-parse", "--verify", branch];
+        match run_git(repo, env, &[], &args, BoundedText::new(0), deadline).await {
+            Ok(out) if out.success => return Ok(branch.to_string()),
+            Ok(_) | Err(RunError::NotRun) => {}
+            Err(RunError::Resource(e)) => return Err(resource_error(branch, &e).into()),
+            Err(RunError::Stopped(stop)) => return Err(GitError::Stopped(stop)),
         }
     }
-    "HEAD~1".to_string()
+    Ok("HEAD~1".to_string())
+}
+
+/// The limit of the synchronous helpers: `GIT_HELPER_TIMEOUT_SECONDS` unless one is given.
+fn helper_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
+    Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(GIT_HELPER_TIMEOUT_SECONDS)))
+        .ok_or(RelayError::InvalidTimeout)
+}
+
+/// Runs `work` to its end on a small runtime of this thread (for the synchronous helpers).
+fn block_on<F: Future>(
+    work: impl FnOnce(Deadline) -> F,
+    timeout: Timeout,
+) -> io::Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()?;
+    Ok(runtime
+        .block_on(async { work(Deadline::starting_now(timeout, CancellationToken::new())).await }))
+}
+
+/// `gitDiffBase()`: synchronous, bounded by `timeout_seconds` (default 30 s); past it,
+/// `ERR_GIT_DIFF` "git timed out after <n>s".
+pub fn diff_against_base_blocking(
+    repo: &str,
+    base: &str,
+    timeout_seconds: Option<f64>,
+) -> Result<String, RelayError> {
+    let timeout = helper_timeout(timeout_seconds)?;
+    check_base(base)?;
+    let work = |deadline: Deadline| async move {
+        diff_against_base(repo, base, GitEnv::Inherit, &deadline).await
+    };
+    match block_on(work, timeout) {
+        Ok(Ok(diff)) => Ok(diff),
+        Ok(Err(GitError::Relay(err))) => Err(err),
+        Ok(Err(GitError::Stopped(_))) => Err(RelayError::GitDiff {
+            base: base.to_string(),
+            detail: format!("git timed out after {}s", timeout.display()),
+        }),
+        Err(e) => Err(resource_error(base, &e)),
+    }
+}
+
+/// `detectDefaultBranch()`: synchronous, bounded by `timeout_seconds` (default 30 s); git that
+/// does not answer in time counts as a git failure (`HEAD~1`).
+pub fn detect_default_branch_blocking(
+    repo: &str,
+    timeout_seconds: Option<f64>,
+) -> Result<String, RelayError> {
+    let timeout = helper_timeout(timeout_seconds)?;
+    let work = |deadline: Deadline| async move {
+        detect_default_branch(repo, GitEnv::Inherit, &deadline).await
+    };
+    match block_on(work, timeout) {
+        Ok(Ok(branch)) => Ok(branch),
+        Ok(Err(GitError::Stopped(_))) => Ok("HEAD~1".to_string()),
+        Ok(Err(GitError::Relay(err))) => Err(err),
+        Err(e) => Err(resource_error("main", &e)),
+    }
 }
 
 #[cfg(test)]
@@ -160,6 +566,10 @@ pub(crate) mod test_repo {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::Instant;
+
     use super::test_repo::*;
     use super::*;
 
@@ -167,40 +577,90 @@ mod tests {
         dir.path().to_string_lossy().into_owned()
     }
 
-    #[test]
-    fn two_phase_diff_prefers_uncommitted_changes() {
+    fn deadline(seconds: f64) -> Deadline {
+        let timeout = Timeout::from_seconds(seconds).expect("valid timeout");
+        Deadline::starting_now(timeout, CancellationToken::new())
+    }
+
+    fn minute() -> Deadline {
+        deadline(60.0)
+    }
+
+    async fn relay_diff(dir: &tempfile::TempDir) -> Result<String, GitError> {
+        diff_for_relay(&path(dir), GitEnv::Inherit, &minute()).await
+    }
+
+    #[tokio::test]
+    async fn two_phase_diff_prefers_uncommitted_changes() {
         let dir = repo_with_commit("main");
         std::fs::write(dir.path().join("a.txt"), "two\n").expect("write");
         commit_all(dir.path(), "second");
-        let last_commit = diff_for_relay(&path(&dir), GitEnv::Inherit).expect("diff");
+        let last_commit = relay_diff(&dir).await.expect("diff");
         assert!(last_commit.contains("-one\n+two"), "{last_commit}");
         std::fs::write(dir.path().join("a.txt"), "three\n").expect("write");
-        let uncommitted = diff_for_relay(&path(&dir), GitEnv::Inherit).expect("diff");
+        let uncommitted = relay_diff(&dir).await.expect("diff");
         assert!(uncommitted.contains("-two\n+three"), "{uncommitted}");
     }
 
-    #[test]
-    fn git_failures_count_as_no_diff() {
+    #[tokio::test]
+    async fn git_failures_count_as_no_diff() {
         let not_a_repo = tempfile::tempdir().expect("temp dir");
-        assert_eq!(
-            diff_for_relay(&path(&not_a_repo), GitEnv::Inherit),
-            Ok(String::new())
-        );
+        assert_eq!(relay_diff(&not_a_repo).await, Ok(String::new()));
         // One commit: `HEAD~1` does not exist.
         let single = repo_with_commit("main");
+        assert_eq!(relay_diff(&single).await, Ok(String::new()));
+    }
+
+    #[tokio::test]
+    async fn a_missing_git_binary_is_a_git_failure() {
+        let dir = repo_with_commit("main");
+        std::fs::write(dir.path().join("a.txt"), "two\n").expect("write");
+        let env = Env::from([("PATH".to_string(), "/nonexistent-paf-bin".to_string())]);
+        let exactly = GitEnv::Exactly(&env);
         assert_eq!(
-            diff_for_relay(&path(&single), GitEnv::Inherit),
+            diff_for_relay(&path(&dir), exactly, &minute()).await,
             Ok(String::new())
+        );
+        assert_eq!(
+            diff_against_base(&path(&dir), "main", exactly, &minute()).await,
+            Err(GitError::Relay(RelayError::GitDiff {
+                base: "main".into(),
+                detail: "git diff failed".into()
+            }))
+        );
+        assert_eq!(
+            detect_default_branch(&path(&dir), exactly, &minute()).await,
+            Ok("HEAD~1".into())
         );
     }
 
     #[test]
-    fn a_huge_diff_is_refused_with_its_exact_trimmed_size() {
+    fn resource_exhaustion_is_not_a_git_failure() {
+        for errno in [libc::EMFILE, libc::ENFILE, libc::EAGAIN, libc::ENOMEM] {
+            let e = io::Error::from_raw_os_error(errno);
+            assert!(matches!(RunError::from_spawn(e), RunError::Resource(_)));
+        }
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        assert!(matches!(RunError::from_spawn(missing), RunError::NotRun));
+        let resource = RunError::Resource(io::Error::from_raw_os_error(libc::EMFILE));
+        let err = no_diff("HEAD", resource).unwrap_err();
+        let GitError::Relay(err) = err else {
+            panic!("expected a coded error, got {err:?}");
+        };
+        assert_eq!(err.code(), "ERR_GIT_DIFF");
+        assert_eq!(
+            err.to_string(),
+            "Failed to collect git diff against HEAD: could not run git: Too many open files (os error 24)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_huge_diff_is_refused_with_its_exact_trimmed_size() {
         let dir = repo_with_commit("main");
         let big = "x".repeat(99) + "\n";
         std::fs::write(dir.path().join("a.txt"), big.repeat(5_000)).expect("write");
-        let err = diff_for_relay(&path(&dir), GitEnv::Inherit).unwrap_err();
-        let RelayError::TooLarge { subject, size, max } = err else {
+        let err = relay_diff(&dir).await.unwrap_err();
+        let GitError::Relay(RelayError::TooLarge { subject, size, max }) = err else {
             panic!("expected TooLarge, got {err:?}");
         };
         assert_eq!((subject, max), (Subject::GitDiff, MAX_DIFF_BYTES));
@@ -212,19 +672,27 @@ mod tests {
         assert_eq!(size, expected);
     }
 
-    #[test]
-    fn diff_against_base_and_default_branch() {
+    #[tokio::test]
+    async fn diff_against_base_and_default_branch() {
         let dir = repo_with_commit("master");
         git(dir.path(), &["checkout", "-q", "-b", "feature"]);
         std::fs::write(dir.path().join("b.txt"), "new\n").expect("write");
         commit_all(dir.path(), "feature");
+        let repo = path(&dir);
         assert_eq!(
-            detect_default_branch(&path(&dir), GitEnv::Inherit),
-            "master"
+            detect_default_branch(&repo, GitEnv::Inherit, &minute()).await,
+            Ok("master".into())
         );
-        let diff = diff_against_base(&path(&dir), "master", GitEnv::Inherit).expect("diff");
+        let diff = diff_against_base(&repo, "master", GitEnv::Inherit, &minute())
+            .await
+            .expect("diff");
         assert!(diff.contains("+new"), "{diff}");
-        let err = diff_against_base(&path(&dir), "nope", GitEnv::Inherit).unwrap_err();
+        let err = diff_against_base(&repo, "nope", GitEnv::Inherit, &minute())
+            .await
+            .unwrap_err();
+        let GitError::Relay(err) = err else {
+            panic!("expected ERR_GIT_DIFF, got {err:?}");
+        };
         assert_eq!(err.code(), "ERR_GIT_DIFF");
         assert!(
             err.to_string()
@@ -233,15 +701,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn default_branch_falls_back_to_the_previous_commit() {
+    #[tokio::test]
+    async fn default_branch_falls_back_to_the_previous_commit() {
         let dir = repo_with_commit("trunk");
         assert_eq!(
-            detect_default_branch(&path(&dir), GitEnv::Inherit),
-            "HEAD~1"
+            detect_default_branch(&path(&dir), GitEnv::Inherit, &minute()).await,
+            Ok("HEAD~1".into())
         );
         let main = repo_with_commit("main");
-        assert_eq!(detect_default_branch(&path(&main), GitEnv::Inherit), "main");
+        assert_eq!(
+            detect_default_branch(&path(&main), GitEnv::Inherit, &minute()).await,
+            Ok("main".into())
+        );
     }
 
     #[test]
@@ -249,8 +720,352 @@ mod tests {
         let dir = repo_with_commit("main");
         let target = dir.path().join("clobbered");
         let base = format!("--output={}", target.display());
-        let err = diff_against_base(&path(&dir), &base, GitEnv::Inherit).unwrap_err();
+        let err = diff_against_base_blocking(&path(&dir), &base, None).unwrap_err();
         assert_eq!(err.code(), "ERR_GIT_DIFF");
         assert!(!target.exists());
+    }
+
+    /// A repository whose `.git/HEAD` is a FIFO: every git command blocks opening it.
+    fn fifo_head_repo() -> tempfile::TempDir {
+        let dir = repo_with_commit("main");
+        let head = dir.path().join(".git/HEAD");
+        std::fs::remove_file(&head).expect("remove HEAD");
+        let status = Command::new("mkfifo").arg(&head).status().expect("mkfifo");
+        assert!(status.success());
+        dir
+    }
+
+    /// Processes whose command line names `needle` (git run by these tests names its repo).
+    fn processes_naming(needle: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(needle) {
+                found.push(format!("{:?}: {cmdline}", entry.file_name()));
+            }
+        }
+        found
+    }
+
+    #[tokio::test]
+    async fn a_git_that_never_ends_is_killed_at_the_deadline() {
+        let dir = fifo_head_repo();
+        let repo = path(&dir);
+        let started = Instant::now();
+        let stopped = Err(GitError::Stopped(Stop::TimedOut));
+        assert_eq!(
+            diff_for_relay(&repo, GitEnv::Inherit, &deadline(0.3)).await,
+            stopped
+        );
+        assert_eq!(
+            diff_against_base(&repo, "main", GitEnv::Inherit, &deadline(0.3)).await,
+            stopped
+        );
+        assert_eq!(
+            detect_default_branch(&repo, GitEnv::Inherit, &deadline(0.3)).await,
+            stopped
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(processes_naming(&repo), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_kills_git_at_once() {
+        let dir = fifo_head_repo();
+        let repo = path(&dir);
+        let cancel = CancellationToken::new();
+        let timeout = Timeout::from_seconds(60.0).expect("valid timeout");
+        let deadline = Deadline::starting_now(timeout, cancel.clone());
+        let canceller = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            cancel.cancel();
+        };
+        let (result, ()) =
+            tokio::join!(diff_for_relay(&repo, GitEnv::Inherit, &deadline), canceller);
+        assert_eq!(result, Err(GitError::Stopped(Stop::Cancelled)));
+        assert_eq!(processes_naming(&repo), Vec::<String>::new());
+        // Dropping a run (the caller gave up on the future) kills git too.
+        let dropped = tokio::time::timeout(
+            Duration::from_millis(200),
+            diff_for_relay(&repo, GitEnv::Inherit, &minute()),
+        )
+        .await;
+        assert!(dropped.is_err());
+        for _ in 0..50 {
+            if processes_naming(&repo).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(processes_naming(&repo), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_synchronous_helpers_are_bounded() {
+        let dir = fifo_head_repo();
+        let repo = path(&dir);
+        let started = Instant::now();
+        assert_eq!(
+            diff_against_base_blocking(&repo, "main", Some(0.5))
+                .unwrap_err()
+                .to_string(),
+            "Failed to collect git diff against main: git timed out after 0.5s"
+        );
+        assert_eq!(
+            detect_default_branch_blocking(&repo, Some(0.5)),
+            Ok("HEAD~1".into())
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(processes_naming(&repo), Vec::<String>::new());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let err = RelayError::InvalidTimeout;
+            assert_eq!(
+                diff_against_base_blocking(&repo, "main", Some(bad)),
+                Err(err.clone())
+            );
+            assert_eq!(detect_default_branch_blocking(&repo, Some(bad)), Err(err));
+        }
+    }
+
+    #[test]
+    fn the_synchronous_helpers_answer_as_before() {
+        let dir = repo_with_commit("main");
+        git(dir.path(), &["checkout", "-q", "-b", "feature"]);
+        std::fs::write(dir.path().join("b.txt"), "new\n").expect("write");
+        commit_all(dir.path(), "feature");
+        let repo = path(&dir);
+        assert_eq!(
+            detect_default_branch_blocking(&repo, None),
+            Ok("main".into())
+        );
+        let out = Command::new("git")
+            .args(["-C", &repo, "diff", "main...HEAD", "--"])
+            .output()
+            .expect("git");
+        let expected = crate::text::js_trim(&String::from_utf8_lossy(&out.stdout)).to_string();
+        assert_eq!(
+            diff_against_base_blocking(&repo, "main", None),
+            Ok(expected)
+        );
+    }
+
+    /// The programs of [`hostile_repo`] that a plain `git diff` runs (each `touch`es the marker
+    /// of its name); its `post-index-change` hook is set too, though no diff writes the index.
+    const PROGRAMS_GIT_DIFF_RUNS: [&str; 8] = [
+        "clean",
+        "command",
+        "eq",
+        "external",
+        "fsmonitor",
+        "included",
+        "process",
+        "textconv",
+    ];
+
+    fn touch(markers: &Path, name: &str) -> String {
+        format!("touch {}/{name}", markers.display())
+    }
+
+    /// A checkout whose config runs a program in every way `git diff` allows: fsmonitor, a
+    /// `post-index-change` hook, `diff.external`, a diff driver's command and textconv, filter
+    /// drivers' clean and process (one named with an `=`, one from an included file). Every file
+    /// changed in the last commit and again in the work tree (its mtime moved, so git must
+    /// re-read it through the filters).
+    fn hostile_repo(markers: &Path) -> tempfile::TempDir {
+        let dir = repo_with_commit("main");
+        let root = dir.path();
+        let files = ["a.clean", "b.proc", "c.eq", "d.conv", "e.cmd", "f.inc"];
+        let attributes = "*.clean filter=evil\n*.proc filter=proc\n*.eq filter=a=b\n\
+            *.conv diff=conv\n*.cmd diff=cmd\n*.inc filter=inc\n";
+        std::fs::write(root.join(".gitattributes"), attributes).expect("write");
+        for file in files {
+            std::fs::write(root.join(file), "one\n").expect("write");
+        }
+        commit_all(root, "files");
+        git(root, &["checkout", "-q", "-b", "feature"]);
+        for file in files {
+            std::fs::write(root.join(file), "two\n").expect("write");
+        }
+        commit_all(root, "two");
+        let hooks = root.join(".git/evil-hooks");
+        std::fs::create_dir(&hooks).expect("mkdir");
+        let hook = hooks.join("post-index-change");
+        std::fs::write(&hook, format!("#!/bin/sh\n{}\n", touch(markers, "hook"))).expect("write");
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&hook)
+            .status()
+            .expect("chmod");
+        let included = root.join(".git/evil.inc");
+        let inc = format!(
+            "[filter \"inc\"]\n\tclean = {}; cat\n",
+            touch(markers, "included")
+        );
+        std::fs::write(&included, inc).expect("write");
+        let settings = [
+            (
+                "core.fsmonitor",
+                format!("{}; true", touch(markers, "fsmonitor")),
+            ),
+            ("core.hooksPath", hooks.display().to_string()),
+            ("diff.external", touch(markers, "external")),
+            ("diff.cmd.command", touch(markers, "command")),
+            (
+                "diff.conv.textconv",
+                format!("{}; cat", touch(markers, "textconv")),
+            ),
+            (
+                "filter.evil.clean",
+                format!("{}; cat", touch(markers, "clean")),
+            ),
+            ("filter.evil.required", "true".into()),
+            ("filter.proc.process", touch(markers, "process")),
+            ("filter.proc.required", "true".into()),
+            ("filter.a=b.clean", format!("{}; cat", touch(markers, "eq"))),
+            ("include.path", included.display().to_string()),
+        ];
+        for (key, value) in settings {
+            git(root, &["config", key, &value]);
+        }
+        for file in files {
+            std::fs::write(root.join(file), "three\n").expect("write");
+        }
+        dir
+    }
+
+    fn markers_in(markers: &Path) -> Vec<String> {
+        let mut found: Vec<String> = std::fs::read_dir(markers)
+            .expect("markers")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[tokio::test]
+    async fn a_repository_config_runs_no_program() {
+        let markers = tempfile::tempdir().expect("temp dir");
+        let dir = hostile_repo(markers.path());
+        let repo = path(&dir);
+        // The checkout really is hostile: plain git runs its programs.
+        // (A failing required filter makes git stop, so the later runs make none required.)
+        let lenient = [
+            "-c",
+            "filter.proc.process=",
+            "-c",
+            "filter.proc.required=false",
+            "-c",
+            "filter.evil.required=false",
+        ];
+        for args in [&["HEAD", "--"], &["main...HEAD", "--"]] {
+            let _ = Command::new("git")
+                .arg("-C")
+                .arg(&repo)
+                .arg("diff")
+                .args(args)
+                .output();
+            // textconv runs where no external diff takes over.
+            for external in ["--ext-diff", "--no-ext-diff"] {
+                let _ = Command::new("git")
+                    .arg("-C")
+                    .arg(&repo)
+                    .args(lenient)
+                    .args(["diff", external])
+                    .args(args)
+                    .output();
+            }
+        }
+        let ran = markers_in(markers.path());
+        for expected in PROGRAMS_GIT_DIFF_RUNS {
+            assert!(
+                ran.contains(&expected.to_string()),
+                "{expected} not in {ran:?}"
+            );
+        }
+        for marker in ran {
+            std::fs::remove_file(markers.path().join(marker)).expect("remove");
+        }
+        // Through the helpers, nothing runs and the diffs are git's plain ones.
+        let uncommitted = relay_diff(&dir).await.expect("diff");
+        for file in ["a.clean", "b.proc", "c.eq", "d.conv", "e.cmd", "f.inc"] {
+            assert!(
+                uncommitted.contains(&format!(
+                    "--- a/{file}\n+++ b/{file}\n@@ -1 +1 @@\n-two\n+three"
+                )),
+                "{file}: {uncommitted}"
+            );
+        }
+        let against_main = diff_against_base(&repo, "main", GitEnv::Inherit, &minute())
+            .await
+            .expect("diff");
+        assert!(against_main.contains("--- a/c.eq\n+++ b/c.eq\n@@ -1 +1 @@\n-one\n+two"));
+        assert_eq!(
+            detect_default_branch(&repo, GitEnv::Inherit, &minute()).await,
+            Ok("main".into())
+        );
+        // Back to the committed text (git sees the stat change): the last commit's diff.
+        for file in ["a.clean", "b.proc", "c.eq", "d.conv", "e.cmd", "f.inc"] {
+            std::fs::write(dir.path().join(file), "two\n").expect("write");
+        }
+        let last_commit = relay_diff(&dir).await.expect("diff");
+        assert!(last_commit.contains("-one\n+two"), "{last_commit}");
+        assert_eq!(markers_in(markers.path()), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn a_partial_clone_fetches_nothing() {
+        let markers = tempfile::tempdir().expect("temp dir");
+        let server = repo_with_commit("main");
+        std::fs::write(server.path().join("a.txt"), "two\n").expect("write");
+        commit_all(server.path(), "second");
+        git(server.path(), &["config", "uploadpack.allowFilter", "true"]);
+        let clones = tempfile::tempdir().expect("temp dir");
+        let clone = clones.path().join("clone");
+        let url = format!("file://{}", server.path().display());
+        let status = Command::new("git")
+            .args(["clone", "-q", "--filter=blob:none", "--no-checkout", &url])
+            .arg(&clone)
+            .status()
+            .expect("git clone");
+        assert!(status.success());
+        // The promisor remote now runs a program when git fetches a missing blob.
+        let ext = format!("ext::sh -c touch% {}/lazy", markers.path().display());
+        git(&clone, &["config", "remote.origin.url", &ext]);
+        git(&clone, &["config", "protocol.ext.allow", "always"]);
+        let repo = clone.to_string_lossy().into_owned();
+        let diff = diff_for_relay(&repo, GitEnv::Inherit, &minute()).await;
+        assert_eq!(diff, Ok(String::new()), "a missing blob is a git failure");
+        assert_eq!(markers_in(markers.path()), Vec::<String>::new());
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["diff", "HEAD~1", "HEAD"])
+            .output();
+        assert_eq!(markers_in(markers.path()), ["lazy"], "plain git does fetch");
+    }
+
+    #[test]
+    fn filter_overrides_cover_every_driver_but_the_users_own() {
+        let listing =
+            b"global\0filter.lfs.clean\0local\0filter.evil.clean\0local\0filter.evil.process\0\
+            worktree\0filter.a.b=c.smudge\0command\0filter.cmd.clean\0local\0filter.nodriver\0";
+        let options: Vec<String> = overrides_for(listing)
+            .into_iter()
+            .map(|o| o.to_string_lossy().into_owned())
+            .collect();
+        let mut expected = Vec::new();
+        for driver in ["a.b=c", "cmd", "evil"] {
+            for (key, var) in [
+                ("clean", EMPTY_VAR),
+                ("smudge", EMPTY_VAR),
+                ("process", EMPTY_VAR),
+                ("required", FALSE_VAR),
+            ] {
+                expected.push(format!("--config-env=filter.{driver}.{key}={var}"));
+            }
+        }
+        assert_eq!(options, expected);
     }
 }

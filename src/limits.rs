@@ -3,6 +3,8 @@
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
 pub const DEFAULT_BACKEND: &str = "codex";
 pub const DEFAULT_SANDBOX: &str = "read-only";
+/// Default limit of the synchronous git helpers (`gitDiffBase`, `detectDefaultBranch`).
+pub const GIT_HELPER_TIMEOUT_SECONDS: u32 = 30;
 pub const MAX_RELAY_DEPTH: u32 = 1;
 pub const MAX_CONTEXT_FILE_BYTES: usize = 200_000;
 pub const MAX_DIFF_BYTES: usize = 300_000;

@@ -1,5 +1,7 @@
 //! `relay()` and `reviewRelay()`: the order of checks (SPEC 3 and 4), then the backend.
-//! Preparation (file and git I/O) runs on a blocking thread; the wait on the backend is async.
+//! One deadline per call, started when the call is made, bounds everything: the context file's
+//! reads and every git run of preparation (on the call's task, never a thread of their own),
+//! then the backend, which is handed what is left of it.
 
 use std::future::Future;
 use std::path::Path;
@@ -12,16 +14,18 @@ use crate::backend::{
     Backend, BackendFailure, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
 };
 use crate::context::resolve_context;
+use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
 use crate::envelope::{build_envelope, check_prompt_size};
 use crate::errors::{RelayError, RelayFailure};
-use crate::git::{self, GitEnv};
+use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
 use crate::text::js_trim;
 
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
+const RUNNING_GIT_DIFF: &str = "running git diff";
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RelayOptions {
@@ -86,9 +90,7 @@ fn check_target(
     backend: Option<&str>,
     sandbox: Option<&str>,
 ) -> Result<Target, RelayError> {
-    let timeout =
-        Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
-            .ok_or(RelayError::InvalidTimeout)?;
+    let timeout = call_timeout(timeout_seconds)?;
     let repo = resolve(cwd, repo_path);
     if !Path::new(&repo).is_dir() {
         return Err(RelayError::InvalidRepo(repo));
@@ -104,20 +106,49 @@ fn check_target(
     })
 }
 
+/// Check 2: the call's timeout.
+fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
+    Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
+        .ok_or(RelayError::InvalidTimeout)
+}
+
+/// The call's one deadline, from its validated timeout; checks 1 (when there is a prompt) and 2
+/// come first, in the contract's order.
+fn call_deadline(
+    prompt: Option<&str>,
+    timeout_seconds: Option<f64>,
+    cancel: &CancellationToken,
+) -> Result<Deadline, RelayError> {
+    if prompt.is_some_and(|p| js_trim(p).is_empty()) {
+        return Err(RelayError::PromptRequired);
+    }
+    let timeout = call_timeout(timeout_seconds)?;
+    Ok(Deadline::starting_now(timeout, cancel.clone()))
+}
+
+/// A git helper's error as the call's failure: a stop names the step it interrupted.
+fn git_failure(err: GitError, deadline: &Deadline, during: &'static str) -> RelayFailure {
+    match err {
+        GitError::Relay(err) => err.into(),
+        GitError::Stopped(stop) => deadline.failure(stop, during),
+    }
+}
+
 fn non_empty(model: Option<String>) -> Option<String> {
     model.filter(|m| !m.is_empty())
 }
 
-/// Steps 1 to 8 of `relay()`: everything before the backend runs.
-pub fn prepare_relay(
+/// Steps 1 to 8 of `relay()`: everything before the backend runs, within `deadline`.
+pub async fn prepare_relay(
     registry: &Registry,
     options: RelayOptions,
     env: &Env,
     cwd: &str,
     call_tag: u32,
-) -> Result<Prepared<RunRequest>, RelayError> {
+    deadline: &Deadline,
+) -> Result<Prepared<RunRequest>, RelayFailure> {
     if js_trim(&options.prompt).is_empty() {
-        return Err(RelayError::PromptRequired);
+        return Err(RelayError::PromptRequired.into());
     }
     let target = check_target(
         registry,
@@ -131,9 +162,13 @@ pub fn prepare_relay(
         options.context_file.as_deref(),
         options.context_text.as_deref(),
         cwd,
-    )?;
+        deadline,
+    )
+    .await?;
     let diff = if options.include_diff {
-        git::diff_for_relay(&target.repo, GitEnv::Exactly(env))?
+        git::diff_for_relay(&target.repo, GitEnv::Exactly(env), deadline)
+            .await
+            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
     } else {
         String::new()
     };
@@ -146,6 +181,7 @@ pub fn prepare_relay(
             prompt: envelope,
             repo_path: target.repo,
             timeout: target.timeout,
+            deadline: deadline.clone(),
             sandbox: target.sandbox,
             model: non_empty(options.model),
             env: child_env,
@@ -154,14 +190,16 @@ pub fn prepare_relay(
     })
 }
 
-/// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the depth.
-pub fn prepare_review(
+/// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the
+/// depth, within `deadline`.
+pub async fn prepare_review(
     registry: &Registry,
     options: ReviewOptions,
     env: &Env,
     cwd: &str,
     call_tag: u32,
-) -> Result<Prepared<ReviewRequest>, RelayError> {
+    deadline: &Deadline,
+) -> Result<Prepared<ReviewRequest>, RelayFailure> {
     let target = check_target(
         registry,
         cwd,
@@ -172,7 +210,9 @@ pub fn prepare_review(
     )?;
     let base = match options.base {
         Some(base) => base,
-        None => git::detect_default_branch(&target.repo, GitEnv::Exactly(env)),
+        None => git::detect_default_branch(&target.repo, GitEnv::Exactly(env), deadline)
+            .await
+            .map_err(|e| git_failure(e, deadline, "running git rev-parse"))?,
     };
     git::check_base(&base)?;
     let child_env = next_relay_env(env)?;
@@ -181,6 +221,7 @@ pub fn prepare_review(
         request: ReviewRequest {
             repo_path: target.repo,
             timeout: target.timeout,
+            deadline: deadline.clone(),
             sandbox: target.sandbox,
             model: non_empty(options.model),
             env: child_env,
@@ -196,12 +237,12 @@ pub async fn relay(
     options: RelayOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let (env, cwd, tag) = (call.env.clone(), call.cwd.clone(), call.tag);
-    let prepared = off_thread(&call.cancel, move || {
-        prepare_relay(&registry, options, &env, &cwd, tag)
-    })
+    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
+    let prepared = prepare_relay(
+        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+    )
     .await?;
-    run_backend(prepared.backend, prepared.request, &call.cancel).await
+    run_backend(prepared.backend, prepared.request, &deadline).await
 }
 
 pub async fn review_relay(
@@ -209,10 +250,10 @@ pub async fn review_relay(
     options: ReviewOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let (env, cwd, tag) = (call.env.clone(), call.cwd.clone(), call.tag);
-    let Prepared { backend, request } = off_thread(&call.cancel, move || {
-        prepare_review(&registry, options, &env, &cwd, tag)
-    })
+    let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
+    let Prepared { backend, request } = prepare_review(
+        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+    )
     .await?;
     if let Some(native_review) = backend.clone().review(&request, call.cancel.clone()) {
         let result = native_review.await;
@@ -235,6 +276,7 @@ pub async fn review_relay(
     let ReviewRequest {
         repo_path,
         timeout,
+        deadline,
         sandbox,
         model,
         env: child_env,
@@ -242,11 +284,9 @@ pub async fn review_relay(
         prompt,
         call_tag,
     } = request;
-    let (caller_env, repo) = (call.env.clone(), repo_path.clone());
-    let diff = off_thread(&call.cancel, move || {
-        git::diff_against_base(&repo, &base, GitEnv::Exactly(&caller_env))
-    })
-    .await?;
+    let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(&call.env), &deadline)
+        .await
+        .map_err(|e| git_failure(e, &deadline, RUNNING_GIT_DIFF))?;
     let envelope = build_envelope(
         &repo_path,
         prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST),
@@ -258,36 +298,24 @@ pub async fn review_relay(
         prompt: envelope,
         repo_path,
         timeout,
+        deadline,
         sandbox,
         model,
         env: child_env,
         call_tag,
     };
-    run_backend(backend, request, &call.cancel).await
+    let deadline = request.deadline.clone();
+    run_backend(backend, request, &deadline).await
 }
 
-/// Runs blocking preparation off the async threads; an abort does not wait for it.
-async fn off_thread<T, F>(cancel: &CancellationToken, work: F) -> Result<T, RelayFailure>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, RelayError> + Send + 'static,
-{
-    let task = tokio::task::spawn_blocking(work);
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => Err(RelayFailure::Aborted),
-        joined = task => match joined {
-            Ok(result) => result.map_err(RelayFailure::from),
-            Err(e) => Err(RelayError::Internal(e.to_string()).into()),
-        },
-    }
-}
-
+/// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
+/// the backend's to report (the request carries it): its own timeout error, as before.
 async fn run_backend(
     backend: Arc<dyn Backend>,
     request: RunRequest,
-    cancel: &CancellationToken,
+    deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
+    let cancel = deadline.cancel_token();
     if cancel.is_cancelled() {
         return Err(RelayFailure::Aborted);
     }

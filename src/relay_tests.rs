@@ -1,7 +1,7 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::backend::BackendFuture;
+use crate::backend::{BackendFuture, Timeout};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::git::test_repo::{commit_all, git, repo_with_commit};
 use crate::limits::{DEPTH_ENV_VAR, SANDBOX_MODES};
@@ -105,15 +105,22 @@ fn options(repo: &str) -> RelayOptions {
     }
 }
 
-fn code(result: Result<Prepared<RunRequest>, RelayError>) -> &'static str {
-    match result {
+fn minute() -> Deadline {
+    let timeout = Timeout::from_seconds(60.0).expect("valid timeout");
+    Deadline::starting_now(timeout, CancellationToken::new())
+}
+
+/// The code of what `prepare_relay` says to `options` ("ok" when it is ready to run).
+async fn code(registry: &Registry, options: RelayOptions, env: &Env) -> &'static str {
+    match prepare_relay(registry, options, env, "/", 0, &minute()).await {
         Ok(_) => "ok",
-        Err(e) => e.code(),
+        Err(RelayFailure::Relay(e)) => e.code(),
+        Err(other) => panic!("expected a RelayError, got {other:?}"),
     }
 }
 
-#[test]
-fn checks_run_in_the_contract_order() {
+#[tokio::test]
+async fn checks_run_in_the_contract_order() {
     let backend = Scripted::new("fake", Ok("ok".into()), None);
     let registry = registry(&backend);
     let all_wrong = RelayOptions {
@@ -128,60 +135,48 @@ fn checks_run_in_the_contract_order() {
     };
     let mut o = all_wrong.clone();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
+        code(&registry, o.clone(), &env()).await,
         "ERR_PROMPT_REQUIRED"
     );
     o.prompt = "p".into();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
+        code(&registry, o.clone(), &env()).await,
         "ERR_INVALID_TIMEOUT"
     );
     o.timeout_seconds = None;
-    assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
-        "ERR_INVALID_REPO"
-    );
+    assert_eq!(code(&registry, o.clone(), &env()).await, "ERR_INVALID_REPO");
     o.repo_path = "tmp/..".into();
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
+        code(&registry, o.clone(), &env()).await,
         "ERR_UNSUPPORTED_BACKEND"
     );
     o.backend = Some("fake".into());
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
+        code(&registry, o.clone(), &env()).await,
         "ERR_INVALID_SANDBOX"
     );
     o.sandbox = None;
     assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
+        code(&registry, o.clone(), &env()).await,
         "ERR_CONTEXT_CONFLICT"
     );
     o.context_text = None;
-    assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &env(), "/", 0)),
-        "ERR_CONTEXT_FILE"
-    );
+    assert_eq!(code(&registry, o.clone(), &env()).await, "ERR_CONTEXT_FILE");
     o.context_file = None;
     o.prompt = "p".repeat(500_001);
     let mut nested = env();
     nested.insert(DEPTH_ENV_VAR.into(), "1".into());
-    assert_eq!(
-        code(prepare_relay(&registry, o.clone(), &nested, "/", 0)),
-        "ERR_TOO_LARGE"
-    );
+    assert_eq!(code(&registry, o.clone(), &nested).await, "ERR_TOO_LARGE");
     o.prompt = "p".into();
-    assert_eq!(
-        code(prepare_relay(&registry, o, &nested, "/", 0)),
-        "ERR_DEPTH_LIMIT"
-    );
+    assert_eq!(code(&registry, o, &nested).await, "ERR_DEPTH_LIMIT");
     assert!(
         backend.runs().is_empty(),
         "nothing runs before every check passes"
     );
 }
 
-#[test]
-fn timeouts_must_be_finite_and_positive() {
+#[tokio::test]
+async fn timeouts_must_be_finite_and_positive() {
     let backend = Scripted::new("fake", Ok("ok".into()), None);
     for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let o = RelayOptions {
@@ -189,7 +184,7 @@ fn timeouts_must_be_finite_and_positive() {
             ..options("/")
         };
         assert_eq!(
-            code(prepare_relay(&registry(&backend), o, &env(), "/", 0)),
+            code(&registry(&backend), o, &env()).await,
             "ERR_INVALID_TIMEOUT"
         );
     }
@@ -198,10 +193,7 @@ fn timeouts_must_be_finite_and_positive() {
             timeout_seconds: Some(good),
             ..options("/")
         };
-        assert_eq!(
-            code(prepare_relay(&registry(&backend), o, &env(), "/", 0)),
-            "ok"
-        );
+        assert_eq!(code(&registry(&backend), o, &env()).await, "ok");
     }
 }
 
@@ -352,4 +344,130 @@ async fn a_generic_review_uses_the_prompt_and_reports_git_failures() {
         panic!("expected ERR_GIT_DIFF");
     };
     assert_eq!(err.code(), "ERR_GIT_DIFF");
+}
+
+/// A repository whose `.git/HEAD` is a FIFO: every git command in it blocks.
+fn fifo_head_repo() -> tempfile::TempDir {
+    let repo = repo_with_commit("main");
+    let head = repo.path().join(".git/HEAD");
+    std::fs::remove_file(&head).expect("remove HEAD");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&head)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    repo
+}
+
+fn relay_error_of(result: Result<String, RelayFailure>) -> RelayError {
+    match result {
+        Err(RelayFailure::Relay(err)) => err,
+        other => panic!("expected a RelayError, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_first_checks_keep_their_order_at_the_entry_point() {
+    let backend = Scripted::new("fake", Ok("ok".into()), None);
+    let o = RelayOptions {
+        prompt: " ".into(),
+        timeout_seconds: Some(f64::NAN),
+        ..options("/no/such/repo")
+    };
+    let err = relay_error_of(relay(registry(&backend), o.clone(), call(&Arc::default())).await);
+    assert_eq!(err.code(), "ERR_PROMPT_REQUIRED");
+    let o = RelayOptions {
+        prompt: "p".into(),
+        ..o
+    };
+    let err = relay_error_of(relay(registry(&backend), o, call(&Arc::default())).await);
+    assert_eq!(err.code(), "ERR_INVALID_TIMEOUT");
+}
+
+#[tokio::test]
+async fn a_git_that_never_ends_times_the_relay_out_before_the_backend() {
+    let repo = fifo_head_repo();
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let o = RelayOptions {
+        include_diff: true,
+        timeout_seconds: Some(0.3),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let started = std::time::Instant::now();
+    let err = relay_error_of(relay(registry(&backend), o, call(&Arc::default())).await);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(err.code(), "ERR_TIMEOUT");
+    assert_eq!(
+        err.to_string(),
+        "Relay timed out after 0.3s while running git diff"
+    );
+    assert!(backend.runs().is_empty());
+}
+
+#[tokio::test]
+async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
+    let repo = fifo_head_repo();
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let o = ReviewOptions {
+        timeout_seconds: Some(0.3),
+        ..review_options(&repo)
+    };
+    let err =
+        relay_error_of(review_relay(registry(&backend), o.clone(), call(&Arc::default())).await);
+    assert_eq!(
+        err.to_string(),
+        "Relay timed out after 0.3s while running git rev-parse"
+    );
+    let o = ReviewOptions {
+        base: Some("main".into()),
+        ..o
+    };
+    let err = relay_error_of(review_relay(registry(&backend), o, call(&Arc::default())).await);
+    assert_eq!(
+        err.to_string(),
+        "Relay timed out after 0.3s while running git diff"
+    );
+    assert!(backend.runs().is_empty());
+}
+
+#[tokio::test]
+async fn an_abort_during_preparation_aborts_the_call() {
+    let repo = fifo_head_repo();
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let o = RelayOptions {
+        include_diff: true,
+        ..options(&repo.path().to_string_lossy())
+    };
+    let context = call(&Arc::default());
+    let cancel = context.cancel.clone();
+    let pending = tokio::spawn(relay(registry(&backend), o, context));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    cancel.cancel();
+    assert_eq!(pending.await.expect("joined"), Err(RelayFailure::Aborted));
+    assert!(backend.runs().is_empty());
+}
+
+#[tokio::test]
+async fn the_backend_gets_what_preparation_left_of_the_deadline() {
+    let repo = repo_with_commit("main");
+    std::fs::write(repo.path().join("a.txt"), "changed\n").expect("write");
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let o = RelayOptions {
+        include_diff: true,
+        timeout_seconds: Some(30.0),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let started = tokio::time::Instant::now();
+    relay(registry(&backend), o, call(&Arc::default()))
+        .await
+        .expect("answer");
+    let request = &backend.runs()[0];
+    assert_eq!(request.timeout.seconds(), 30.0);
+    assert_eq!(request.deadline.timeout(), request.timeout);
+    let left = request.deadline.remaining();
+    let limit = std::time::Duration::from_secs(30);
+    assert!(
+        left < limit && left >= limit - started.elapsed(),
+        "{left:?}"
+    );
 }

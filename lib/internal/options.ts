@@ -146,6 +146,22 @@ export function nativeReviewOptions(input: unknown): { options: NativeReviewOpti
   return { options, signal: signalOf(fields) }
 }
 
+/** Options of the synchronous git helpers. */
+export interface GitHelperOptions {
+  /**
+   * Seconds git may take; a finite number greater than zero. Past it, `gitDiffBase` throws
+   * `ERR_GIT_DIFF` and `detectDefaultBranch` answers `'HEAD~1'`, as for any git failure.
+   * @default 30
+   */
+  timeoutSeconds?: number
+}
+
+/** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
+export function gitHelperTimeout(input: unknown): number | undefined {
+  if (input === undefined || input === null) return undefined
+  return timeout(objectArgument(input, 'options'))
+}
+
 export function stringArgument(value: unknown, name: string): string {
   if (typeof value !== 'string') throw invalidArgType(name, 'of type string', value)
   return value

@@ -431,6 +431,10 @@ mod tests {
             prompt: "What is 2+2?".into(),
             repo_path: "/tmp".into(),
             timeout: Timeout::from_seconds(timeout_seconds).expect("valid timeout"),
+            deadline: crate::deadline::Deadline::starting_now(
+                Timeout::from_seconds(timeout_seconds).expect("valid timeout"),
+                CancellationToken::new(),
+            ),
             sandbox: "read-only".into(),
             model: None,
             env,
@@ -488,6 +492,10 @@ mod tests {
         let review = ReviewRequest {
             repo_path: "/tmp".into(),
             timeout: Timeout::from_seconds(1.0).expect("valid timeout"),
+            deadline: crate::deadline::Deadline::starting_now(
+                Timeout::from_seconds(1.0).expect("valid timeout"),
+                CancellationToken::new(),
+            ),
             sandbox: "read-only".into(),
             model: None,
             env: Env::new(),

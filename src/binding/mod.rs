@@ -12,7 +12,7 @@ use napi::Result;
 use napi_derive::napi;
 
 use crate::backend::Env;
-use crate::git::{self, GitEnv};
+use crate::git;
 use crate::limits;
 use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
 
@@ -131,16 +131,24 @@ pub async fn review_relay(options: NativeReviewOptions, caller: NativeCaller) ->
         .map_err(|failure| errors::to_napi_error(&failure))
 }
 
-/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`.
+/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
+/// `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
 #[napi]
-pub fn detect_default_branch(repo_path: String) -> String {
-    git::detect_default_branch(&repo_path, GitEnv::Inherit)
+pub fn detect_default_branch(repo_path: String, timeout_seconds: Option<f64>) -> Result<String> {
+    git::detect_default_branch_blocking(&repo_path, timeout_seconds)
+        .map_err(|e| errors::relay_error(&e))
 }
 
-/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed.
+/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
+/// `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
 #[napi]
-pub fn git_diff_base(repo_path: String, base: String) -> Result<String> {
-    git::diff_against_base(&repo_path, &base, GitEnv::Inherit).map_err(|e| errors::relay_error(&e))
+pub fn git_diff_base(
+    repo_path: String,
+    base: String,
+    timeout_seconds: Option<f64>,
+) -> Result<String> {
+    git::diff_against_base_blocking(&repo_path, &base, timeout_seconds)
+        .map_err(|e| errors::relay_error(&e))
 }
 
 /// Whether each built-in backend's CLI is on the PATH.
