@@ -6,6 +6,7 @@
 
 use std::io::Read;
 
+use crate::deadline::{Deadline, Stop};
 use crate::errors::{RelayError, Subject};
 use crate::text::{is_js_whitespace, trailing_whitespace_len};
 
@@ -160,17 +161,34 @@ fn is_truncated_sequence(invalid: &[u8]) -> bool {
     matches!(std::str::from_utf8(invalid), Err(e) if e.error_len().is_none())
 }
 
-/// Reads `reader` to its end, keeping at most `limit` bytes of the trimmed text.
-pub fn read_bounded(mut reader: impl Read, limit: usize) -> std::io::Result<Measured> {
+/// Why [`read_bounded_until`] did not reach the end.
+#[derive(Debug)]
+pub enum ReadStopped {
+    Io(std::io::Error),
+    /// The deadline passed or the call was cancelled.
+    Deadline(Stop),
+}
+
+/// Reads `reader` (a regular file: its reads do not wait long) to its end on the calling task,
+/// keeping at most `limit` bytes of the trimmed text. Between chunks it checks the deadline and
+/// yields, so a file that never ends (a `/proc` file, a 64 GiB sparse file) stops at the
+/// deadline or the cancel, neither holds a thread nor starves the runtime.
+pub async fn read_bounded_until(
+    mut reader: impl Read,
+    limit: usize,
+    deadline: &Deadline,
+) -> Result<Measured, ReadStopped> {
     let mut text = BoundedText::new(limit);
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
+        deadline.check().map_err(ReadStopped::Deadline)?;
         match reader.read(&mut chunk) {
             Ok(0) => return Ok(text.finish()),
             Ok(n) => text.push(&chunk[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(ReadStopped::Io(e)),
         }
+        tokio::task::yield_now().await;
     }
 }
 

@@ -4,17 +4,15 @@
 //! and no thread keeps reading it afterwards.
 
 use std::fs::{File, OpenOptions};
-use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::bounded_text::BoundedText;
+use crate::bounded_text::{read_bounded_until, ReadStopped};
 use crate::deadline::Deadline;
 use crate::errors::{RelayError, RelayFailure, Subject};
 use crate::limits::MAX_CONTEXT_FILE_BYTES;
 use crate::paths::resolve;
 use crate::text::js_trim;
 
-const READ_CHUNK: usize = 64 * 1024;
 const READING: &str = "reading the context file";
 
 /// The trimmed context ("" when there is none). An empty `context_file` counts as absent.
@@ -61,30 +59,22 @@ fn open_regular(path: &str) -> Result<File, RelayError> {
 /// Reads a regular file through a bounded buffer: a 50 MB file costs 200 KB of memory.
 /// The type is checked before opening, so a FIFO or a device is refused without opening it.
 async fn read_context_file(path: &str, deadline: &Deadline) -> Result<String, RelayFailure> {
-    let stopped = |stop| deadline.failure(stop, READING);
-    deadline.check().map_err(stopped)?;
+    deadline
+        .check()
+        .map_err(|stop| deadline.failure(stop, READING))?;
     let metadata =
         std::fs::metadata(path).map_err(|_| RelayError::ContextFileMissing(path.to_string()))?;
     if !metadata.is_file() {
         return Err(RelayError::ContextNotAFile(path.to_string()).into());
     }
-    let mut file = open_regular(path)?;
-    let mut text = BoundedText::new(MAX_CONTEXT_FILE_BYTES);
-    let mut chunk = vec![0u8; READ_CHUNK];
-    loop {
-        deadline.check().map_err(stopped)?;
-        // A regular file's read does not wait long; one that would (EAGAIN) is refused.
-        match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => text.push(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(unreadable(path)(e).into()),
-        }
-        tokio::task::yield_now().await;
-    }
-    Ok(text
-        .finish()
-        .within(Subject::ContextFile, MAX_CONTEXT_FILE_BYTES)?)
+    let file = open_regular(path)?;
+    let text = read_bounded_until(file, MAX_CONTEXT_FILE_BYTES, deadline)
+        .await
+        .map_err(|stopped| match stopped {
+            ReadStopped::Io(e) => unreadable(path)(e).into(),
+            ReadStopped::Deadline(stop) => deadline.failure(stop, READING),
+        })?;
+    Ok(text.within(Subject::ContextFile, MAX_CONTEXT_FILE_BYTES)?)
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
-use crate::bounded_text::{read_bounded, BoundedText, Measured};
+use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
+use crate::deadline::Deadline;
 use crate::supervisor_protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
 };
@@ -97,6 +98,10 @@ pub async fn run_process(
 ) -> Result<ProcessOutput, ProcessError> {
     if cancel.is_cancelled() {
         return Err(ProcessError::Cancelled);
+    }
+    if spec.timeout.is_zero() {
+        // The call's deadline passed before the backend could start: start nothing.
+        return Err(ProcessError::TimedOut);
     }
     let ProcessSpec {
         program,
@@ -314,17 +319,14 @@ impl Drop for SupervisorGuard {
 }
 
 /// Reads a file (e.g. codex's `--output-last-message` answer file) as the pipes are read: at
-/// most `limit` bytes of text kept, the exact trimmed size counted.
-pub async fn read_bounded_file(path: &Path, limit: usize) -> io::Result<Measured> {
-    let path = path.to_path_buf();
-    // Regular file reads block; keep them off the runtime's threads.
-    tokio::task::spawn_blocking(move || read_bounded_file_blocking(&path, limit))
-        .await
-        .map_err(io::Error::other)?
-}
-
-fn read_bounded_file_blocking(path: &Path, limit: usize) -> io::Result<Measured> {
-    read_bounded(std::fs::File::open(path)?, limit)
+/// most `limit` bytes of text kept, the exact trimmed size counted, within the call's deadline.
+pub async fn read_bounded_file(
+    path: &Path,
+    limit: usize,
+    deadline: &Deadline,
+) -> Result<Measured, ReadStopped> {
+    let file = std::fs::File::open(path).map_err(ReadStopped::Io)?;
+    read_bounded_until(file, limit, deadline).await
 }
 
 /// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
@@ -819,18 +821,47 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn reads_a_file_with_the_bounded_reader() {
+    async fn reads_a_file_with_the_bounded_reader_within_the_deadline() {
         let fx = Fixture::new();
+        let seconds = |s| crate::backend::Timeout::from_seconds(s).expect("valid timeout");
+        let deadline = Deadline::starting_now(seconds(60.0), CancellationToken::new());
         let answer = fx.path("answer");
         std::fs::write(&answer, "\n  the answer \n").expect("write");
-        let read = read_bounded_file(&answer, 100).await.expect("read");
+        let read = read_bounded_file(&answer, 100, &deadline)
+            .await
+            .expect("read");
         assert_eq!((read.text.as_str(), read.trimmed_len), ("the answer", 10));
         let big = fx.path("big");
         std::fs::write(&big, pattern(300_000)).expect("write");
-        let read = read_bounded_file(&big, 1000).await.expect("read");
+        let read = read_bounded_file(&big, 1000, &deadline)
+            .await
+            .expect("read");
         assert_eq!((read.text.len(), read.trimmed_len), (1000, 300_000));
-        let missing = read_bounded_file(&fx.path("missing"), 100).await;
-        assert_eq!(missing.map_err(|e| e.kind()), Err(io::ErrorKind::NotFound));
+        let missing = read_bounded_file(&fx.path("missing"), 100, &deadline).await;
+        assert!(
+            matches!(&missing, Err(ReadStopped::Io(e)) if e.kind() == io::ErrorKind::NotFound),
+            "{missing:?}"
+        );
+        // An answer file that never ends (a sparse 64 GiB file) stops at the deadline.
+        let sparse = fx.path("sparse");
+        std::fs::File::create(&sparse)
+            .and_then(|f| f.set_len(64 << 30))
+            .expect("sparse file");
+        let short = Deadline::starting_now(seconds(0.3), CancellationToken::new());
+        let started = StdInstant::now();
+        let stopped = read_bounded_file(&sparse, 1000, &short).await;
+        assert!(
+            matches!(
+                stopped,
+                Err(ReadStopped::Deadline(crate::deadline::Stop::TimedOut))
+            ),
+            "{stopped:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

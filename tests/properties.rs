@@ -9,12 +9,29 @@
 use std::io::{self, Read};
 use std::net::Ipv6Addr;
 
+use phone_a_friend_relay::backend::Timeout;
 use phone_a_friend_relay::backends::ollama_host::{self, OllamaHost};
-use phone_a_friend_relay::bounded_text::{self, BoundedText};
+use phone_a_friend_relay::bounded_text::{self, BoundedText, Measured};
+use phone_a_friend_relay::deadline::Deadline;
 use phone_a_friend_relay::envelope::{build_envelope, check_prompt_size};
 use phone_a_friend_relay::errors::Subject;
 use phone_a_friend_relay::text::js_number;
 use proptest::prelude::*;
+
+/// `read_bounded_until` to the end, under a deadline too far away to matter.
+fn read_whole(reader: impl Read, limit: usize) -> Measured {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let far = Timeout::from_seconds(3600.0).expect("valid timeout");
+    runtime.block_on(async {
+        let deadline = Deadline::starting_now(far, Default::default());
+        bounded_text::read_bounded_until(reader, limit, &deadline)
+            .await
+            .expect("no real error")
+    })
+}
 
 /// Modest case counts unless `PROPTEST_CASES` asks for more, and no `proptest-regressions/`
 /// files written beside the tests.
@@ -452,7 +469,7 @@ proptest! {
         }
     }
 
-    /// `read_bounded` over a reader that hands out arbitrary short reads (and `Interrupted`
+    /// `read_bounded_until` over a reader that hands out arbitrary short reads (and `Interrupted`
     /// errors, which it must retry) measures like the whole stream at once.
     #[test]
     fn read_bounded_matches_node_decode_and_js_trim(
@@ -464,7 +481,7 @@ proptest! {
         let reference = ref_decoded_trimmed(&bytes);
         let limit = pick_limit(reference.len(), near, anywhere);
         let reader = ChunkedReader { data: bytes, at: 0, sizes: sizes.into_iter() };
-        let measured = bounded_text::read_bounded(reader, limit).expect("no real error");
+        let measured = read_whole(reader, limit);
         prop_assert_eq!(measured.trimmed_len, reference.len() as u64);
         prop_assert!(measured.text.len() <= limit);
         if reference.len() <= limit {

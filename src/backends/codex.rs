@@ -13,10 +13,12 @@ use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
 };
 use crate::bounded_text::Measured;
+use crate::bounded_text::ReadStopped;
+use crate::deadline::{Deadline, Stop};
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
-use crate::subprocess::{read_bounded_file, run_process, ProcessSpec, StdinSource};
+use crate::subprocess::{read_bounded_file, run_process, ProcessError, ProcessSpec, StdinSource};
 
 const INSTALL_HINT: &str = "npm install -g @openai/codex";
 
@@ -52,6 +54,7 @@ struct Invocation<'a> {
     model: Option<&'a str>,
     env: &'a Env,
     timeout: Timeout,
+    deadline: &'a Deadline,
     tail: Vec<OsString>,
     stdin: StdinSource,
 }
@@ -137,7 +140,7 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         cwd: invocation.repo_path.into(),
         env: invocation.env.clone(),
         stdin: invocation.stdin,
-        timeout: invocation.timeout.duration(),
+        timeout: invocation.deadline.remaining(),
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
@@ -149,15 +152,22 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         // Its own words, else its exit code: the answer file of a failed run is no reason.
         return Err(label.exit_failure(&output, None));
     }
-    let answer = match read_bounded_file(&answer_file, MAX_OUTPUT_BYTES).await {
+    let answer = match read_bounded_file(&answer_file, MAX_OUTPUT_BYTES, invocation.deadline).await
+    {
         Ok(answer) => answer,
         // codex writes no file when it has nothing to say.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::bounded_text::measure(b"", 0),
-        Err(e) => {
+        Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            crate::bounded_text::measure(b"", 0)
+        }
+        Err(ReadStopped::Io(e)) => {
             return Err(BackendFailure::reported(
                 BackendFailureKind::Failed,
                 format!("{} answer could not be read: {e}", label.command),
             ))
+        }
+        Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
+        Err(ReadStopped::Deadline(Stop::TimedOut)) => {
+            return Err(label.process_failure(ProcessError::TimedOut, invocation.timeout))
         }
     };
     let best = [answer, output.stdout]
@@ -190,6 +200,7 @@ impl Backend for Codex {
                 model: request.model.as_deref(),
                 env: &request.env,
                 timeout: request.timeout,
+                deadline: &request.deadline,
                 // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
                 tail: vec!["-".into()],
                 stdin: StdinSource::Bytes(request.prompt.into_bytes()),
@@ -218,6 +229,7 @@ impl Backend for Codex {
                 model: request.model.as_deref(),
                 env: &request.env,
                 timeout: request.timeout,
+                deadline: &request.deadline,
                 tail: vec![
                     "review".into(),
                     "--base".into(),

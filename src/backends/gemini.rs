@@ -72,7 +72,7 @@ impl Backend for Gemini {
                 cwd: request.repo_path.into(),
                 env: request.env,
                 stdin: StdinSource::Bytes(request.prompt.into_bytes()),
-                timeout: request.timeout.duration(),
+                timeout: request.deadline.remaining(),
                 output_limit: MAX_OUTPUT_BYTES,
                 remove_on_stop: Vec::new(),
             };

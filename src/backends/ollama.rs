@@ -100,7 +100,7 @@ async fn chat(request: &RunRequest) -> BackendResult {
         .build()
         .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
     let exchange = exchange(&client, &base, &body);
-    match tokio::time::timeout(request.timeout.duration(), exchange).await {
+    match tokio::time::timeout(request.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => Err(transport_failure(&client, &base, &err).await),
         Err(_) => Err(BackendFailure::reported(

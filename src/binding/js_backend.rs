@@ -131,14 +131,16 @@ impl JsBackend {
         &self,
         call: BackendCall,
         timeout: Timeout,
+        // What the call's deadline leaves of `timeout` (preparation used the rest).
+        time_left: Duration,
         cancel: CancellationToken,
     ) -> BackendResult {
         let (method, invocation) = (call.method.clone(), call.invocation);
         let invoke = self.invoke.clone();
         // Owned, so that a give-up before the trampoline ran can still wait for it to run.
         let mut started: Started = Box::pin(async move { invoke.call_async(call).await });
-        let told_at = tokio::time::sleep(timeout.duration());
-        let given_up_at = tokio::time::sleep(timeout.duration().saturating_add(SETTLE_GRACE));
+        let told_at = tokio::time::sleep(time_left);
+        let given_up_at = tokio::time::sleep(time_left.saturating_add(SETTLE_GRACE));
         tokio::pin!(told_at, given_up_at);
         let timed_out = || {
             Err(BackendFailure::reported(
@@ -235,7 +237,7 @@ impl Backend for JsBackend {
     }
 
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        let timeout = request.timeout;
+        let (timeout, time_left) = (request.timeout, request.deadline.remaining());
         let call = BackendCall {
             method: "run".into(),
             call_tag: request.call_tag,
@@ -249,7 +251,7 @@ impl Backend for JsBackend {
             base: None,
             review_prompt: None,
         };
-        Box::pin(async move { self.call(call, timeout, cancel).await })
+        Box::pin(async move { self.call(call, timeout, time_left, cancel).await })
     }
 
     fn review(
@@ -260,7 +262,7 @@ impl Backend for JsBackend {
         if !self.has_review {
             return None;
         }
-        let timeout = request.timeout;
+        let (timeout, time_left) = (request.timeout, request.deadline.remaining());
         let call = BackendCall {
             method: "review".into(),
             call_tag: request.call_tag,
@@ -278,8 +280,8 @@ impl Backend for JsBackend {
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),
         };
-        Some(Box::pin(
-            async move { self.call(call, timeout, cancel).await },
-        ))
+        Some(Box::pin(async move {
+            self.call(call, timeout, time_left, cancel).await
+        }))
     }
 }
