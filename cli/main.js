@@ -9,6 +9,8 @@ const usage_js_1 = require("./usage.js");
 const EXIT_RELAY_ERROR = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
+/** 128 + SIGPIPE, as git exits when its pager is closed: the reader went away. */
+const EXIT_BROKEN_PIPE = 141;
 class UsageError extends Error {
 }
 const OPTIONS = {
@@ -155,8 +157,25 @@ async function dispatch(argv) {
         return runRelay(flags);
     throw new UsageError(`unknown command: ${command}`);
 }
+/**
+ * A failed write to stdout or stderr. A reader that closed early (`| head`) is EPIPE: end at once
+ * and quietly with 141, nothing more can be said anyway. Any other failure (a full disk) is worth a
+ * word on stderr, if that still works, and exit 1.
+ */
+function onWriteError(error) {
+    if (error.code === 'EPIPE')
+        process.exit(EXIT_BROKEN_PIPE);
+    if (this === process.stdout)
+        process.stderr.write(`phone-a-friend: cannot write the output: ${error.message}\n`);
+    process.exit(EXIT_RELAY_ERROR);
+}
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 async function main(argv) {
+    // Node ignores SIGPIPE, so a closed pipe surfaces as an 'error' event on the stream; unhandled,
+    // it would crash with a stack trace.
+    for (const stream of [process.stdout, process.stderr])
+        if (stream.listeners('error').length === 0)
+            stream.on('error', onWriteError);
     try {
         process.exitCode = await dispatch(argv);
     }
