@@ -1,12 +1,12 @@
 // The CLI at its edges: a reader that goes away, signals, bad numbers, typos, help, and doctor's
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
-import { spawn } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
-import { CLI } from './support/run-cli.js'
+import { CLI, type CliResult } from './support/run-cli.js'
 
 let repo: TempRepo
 let bin: string
@@ -38,6 +38,39 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...base, PATH: `${bin}:${process.env.PATH ?? ''}`, LOG: log, TMPDIR: tmp, ...extra }
 }
 
+/** Starts the CLI with its stdin left open, for tests that drive it while it runs. */
+function start(args: string[], extra: Record<string, string> = {}): { child: ChildProcessWithoutNullStreams; result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], { env: env(extra), cwd: repo.path, stdio: 'pipe' })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const result = new Promise<CliResult>((done, fail) => {
+    child.on('error', fail)
+    child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
+  })
+  return { child, result }
+}
+
+/**
+ * Resolves once the CLI has opened its stdin for reading: Node then puts the pipe in non-blocking
+ * mode (O_NONBLOCK, 04000 in /proc/<pid>/fdinfo/0), which it never does before.
+ */
+async function readingStdin(pid: number): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const flags = /flags:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/fdinfo/0`, 'utf8'))?.[1]
+      expect(Number.parseInt(flags ?? '0', 8) & 0o4000).not.toBe(0)
+    },
+    { timeout: 5_000, interval: 10 },
+  )
+}
+
+/** Resolves with the result, or with `undefined` if the run is not over within `ms`. */
+function within(result: Promise<CliResult>, ms: number): Promise<CliResult | undefined> {
+  return Promise.race([result, new Promise<undefined>((done) => setTimeout(() => done(undefined), ms))])
+}
+
 describe('a reader that closes early', () => {
   it('ends quietly with exit 141 when stdout is closed mid-answer (| head -c 5)', async () => {
     fakeCodex(`head -c 1048576 /dev/zero | tr '\\0' a`)
@@ -59,5 +92,61 @@ describe('a reader that closes early', () => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => child.on('close', (c, s) => done([c, s])))
     expect({ code, signal, stdout }).toEqual({ code: 141, signal: null, stdout: '' })
+  })
+})
+
+describe('signals', () => {
+  it('a single Ctrl-C while --prompt - waits on an open pipe stops reading and exits 130', async () => {
+    fakeCodex('printf "never asked\\n"')
+    const { child, result } = start(['--prompt', '-'])
+    child.stdin.write('half a prompt') // and the pipe stays open
+    await readingStdin(child.pid as number)
+    child.kill('SIGINT')
+    const ended = await within(result, 3_000)
+    if (!ended) child.kill('SIGKILL')
+    expect(ended).toEqual({ code: 130, signal: null, stdout: '', stderr: 'Interrupted.\n' })
+  })
+
+  it('with --json the interruption is a JSON error on stdout', async () => {
+    const { child, result } = start(['--prompt', '-', '--json'])
+    await readingStdin(child.pid as number)
+    child.kill('SIGINT')
+    const ended = await within(result, 3_000)
+    if (!ended) child.kill('SIGKILL')
+    expect(ended?.code).toBe(130)
+    expect(JSON.parse(ended?.stdout ?? '')).toEqual({ ok: false, error: { code: 'ABORT_ERR', message: 'Interrupted (SIGINT)' } })
+  })
+
+  it('on a terminal, --prompt - says on stderr that it reads stdin; Ctrl-D ends the prompt, Ctrl-C cancels', async () => {
+    // `script` (util-linux) gives the CLI a pseudo-terminal; stderr goes to a file to be told apart.
+    expect(existsSync('/usr/bin/script') || existsSync('/bin/script'), 'util-linux `script` is needed for a pseudo-terminal').toBe(true)
+    fakeCodex('printf "tty answer\\n"')
+    const note = 'phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n'
+    const errFile = join(log, 'stderr')
+    const onTty = (keys: string): Promise<{ code: number | null; output: string; stderr: string }> => {
+      rmSync(errFile, { force: true })
+      const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --prompt - 2>${JSON.stringify(errFile)}`
+      const child = spawn('script', ['-qec', command, '/dev/null'], { env: env(), cwd: repo.path, stdio: 'pipe' })
+      let output = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+      const closed = new Promise<number | null>((done) => child.on('close', done))
+      return vi
+        .waitFor(() => expect(existsSync(errFile) && readFileSync(errFile, 'utf8')).toBe(note), { timeout: 5_000, interval: 10 })
+        .then(() => child.stdin.write(keys))
+        .then(() => closed)
+        .then((code) => ({ code, output, stderr: readFileSync(errFile, 'utf8') }))
+    }
+    const answered = await onTty('hello tty\n\x04')
+    expect(answered).toMatchObject({ code: 0, stderr: note })
+    expect(answered.output).toContain('tty answer')
+    const cancelled = await onTty('\x03')
+    expect(cancelled).toMatchObject({ code: 130, stderr: `${note}Interrupted.\n` })
+  })
+
+  it('piped stdin gets no note', async () => {
+    fakeCodex('printf "piped answer\\n"')
+    const { child, result } = start(['--prompt', '-'])
+    child.stdin.end('hello')
+    expect(await result).toEqual({ code: 0, signal: null, stdout: 'piped answer\n', stderr: '' })
   })
 })

@@ -11,5 +11,6 @@ export interface DoctorReport {
         reachable: boolean;
     };
 }
-export declare function doctor(): Promise<DoctorReport>;
+/** What is installed and reachable; `signal` cuts it short (the CLI's Ctrl-C). */
+export declare function doctor(signal?: AbortSignal): Promise<DoctorReport>;
 export declare function formatDoctor(report: DoctorReport): string;

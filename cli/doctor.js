@@ -9,10 +9,10 @@ const INSTALL = {
     gemini: 'npm install -g @google/gemini-cli',
     ollama: 'https://ollama.com/download',
 };
-/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it. */
-function versionOf(cli) {
+/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it; killed on abort. */
+function versionOf(cli, signal) {
     return new Promise((resolve) => {
-        const child = (0, node_child_process_1.spawn)(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
+        const child = (0, node_child_process_1.spawn)(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, signal });
         let stdout = '';
         child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
         child.on('error', () => resolve(undefined));
@@ -22,25 +22,35 @@ function versionOf(cli) {
         });
     });
 }
-async function serverAnswers(url) {
+async function serverAnswers(url, signal) {
+    // AbortSignal.any() is newer than Node 20.0.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 3_000);
+    const onAbort = () => controller.abort();
+    signal.addEventListener('abort', onAbort);
     try {
-        const response = await fetch(`${url}/api/tags`, { signal: AbortSignal.timeout(3_000) });
+        const response = await fetch(`${url}/api/tags`, { signal: controller.signal });
         return response.ok;
     }
     catch {
         return false;
     }
+    finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+    }
 }
-async function doctor() {
+/** What is installed and reachable; `signal` cuts it short (the CLI's Ctrl-C). */
+async function doctor(signal = new AbortController().signal) {
     const installed = native_js_1.binding.checkBackends();
     const url = native_js_1.binding.ollamaBaseUrl(process.env.OLLAMA_HOST);
     const [backends, reachable] = await Promise.all([
         Promise.all(Object.keys(INSTALL).map(async (name) => {
             if (!installed[name])
                 return { name, found: false, install: INSTALL[name] };
-            return { name, found: true, version: await versionOf(name) };
+            return { name, found: true, version: await versionOf(name, signal) };
         })),
-        serverAnswers(url),
+        serverAnswers(url, signal),
     ]);
     return { backends, ollamaServer: { url, reachable } };
 }

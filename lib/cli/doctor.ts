@@ -19,10 +19,10 @@ export interface DoctorReport {
   ollamaServer: { url: string; reachable: boolean }
 }
 
-/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it. */
-function versionOf(cli: string): Promise<string | undefined> {
+/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it; killed on abort. */
+function versionOf(cli: string, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
+    const child = spawn(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, signal })
     let stdout = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.on('error', () => resolve(undefined))
@@ -33,26 +33,35 @@ function versionOf(cli: string): Promise<string | undefined> {
   })
 }
 
-async function serverAnswers(url: string): Promise<boolean> {
+async function serverAnswers(url: string, signal: AbortSignal): Promise<boolean> {
+  // AbortSignal.any() is newer than Node 20.0.
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), 3_000)
+  const onAbort = (): void => controller.abort()
+  signal.addEventListener('abort', onAbort)
   try {
-    const response = await fetch(`${url}/api/tags`, { signal: AbortSignal.timeout(3_000) })
+    const response = await fetch(`${url}/api/tags`, { signal: controller.signal })
     return response.ok
   } catch {
     return false
+  } finally {
+    clearTimeout(timer)
+    signal.removeEventListener('abort', onAbort)
   }
 }
 
-export async function doctor(): Promise<DoctorReport> {
+/** What is installed and reachable; `signal` cuts it short (the CLI's Ctrl-C). */
+export async function doctor(signal: AbortSignal = new AbortController().signal): Promise<DoctorReport> {
   const installed = binding.checkBackends() as unknown as Record<string, boolean>
   const url = binding.ollamaBaseUrl(process.env.OLLAMA_HOST)
   const [backends, reachable] = await Promise.all([
     Promise.all(
       Object.keys(INSTALL).map(async (name): Promise<BackendReport> => {
         if (!installed[name]) return { name, found: false, install: INSTALL[name] }
-        return { name, found: true, version: await versionOf(name) }
+        return { name, found: true, version: await versionOf(name, signal) }
       }),
     ),
-    serverAnswers(url),
+    serverAnswers(url, signal),
   ])
   return { backends, ollamaServer: { url, reachable } }
 }

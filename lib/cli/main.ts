@@ -2,14 +2,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import { Lifetime } from './lifetime.js'
 import { HELP, USAGE_LINE } from './usage.js'
 
-/** Exit codes of SPEC 9. */
+/** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
 const EXIT_USAGE = 2
-const EXIT_INTERRUPTED = 130
-/** 128 + SIGPIPE, as git exits when its pager is closed: the reader went away. */
-const EXIT_BROKEN_PIPE = 141
 
 class UsageError extends Error {}
 
@@ -60,10 +58,35 @@ function truthy(value: string | undefined): boolean {
   return value === 'true' || value === '1'
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+function readStdin(signal: AbortSignal): Promise<string> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  const stdin = process.stdin
+  // Someone at a terminal may not know the CLI is waiting on them.
+  if (stdin.isTTY) process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n')
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const onData = (chunk: Buffer): void => void chunks.push(chunk)
+    const onEnd = (): void => {
+      settle()
+      resolve(Buffer.concat(chunks).toString('utf8'))
+    }
+    const onError = (error: Error): void => {
+      settle()
+      reject(error)
+    }
+    const onAbort = (): void => {
+      settle()
+      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
+      reject(signal.reason)
+    }
+    const settle = (): void => {
+      stdin.off('data', onData).off('end', onEnd).off('error', onError)
+      signal.removeEventListener('abort', onAbort)
+    }
+    stdin.on('data', onData).on('end', onEnd).on('error', onError)
+    signal.addEventListener('abort', onAbort)
+  })
 }
 
 interface Request {
@@ -74,7 +97,7 @@ interface Request {
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
   const review = Boolean(flags.review || flags.base !== undefined)
   let prompt = flags.prompt
-  if (prompt === '-') prompt = await readStdin()
+  if (prompt === '-') prompt = await readStdin(signal)
   if (prompt === undefined && !review) throw new UsageError('missing --prompt')
   const timeout = flags.timeout ?? envFlag('PHONE_A_FRIEND_TIMEOUT')
   const options: RelayOptions & ReviewRelayOptions = {
@@ -102,20 +125,12 @@ function printError(error: unknown, json: boolean): void {
   else process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`)
 }
 
-async function runRelay(flags: Flags): Promise<number> {
-  const controller = new AbortController()
-  let interrupted = false
-  const onSigint = (): void => {
-    if (interrupted) process.exit(EXIT_INTERRUPTED) // a second Ctrl-C does not wait
-    interrupted = true
-    controller.abort(new Error('Interrupted (SIGINT)'))
-  }
-  process.on('SIGINT', onSigint)
+async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
   const { relay, reviewRelay, DEFAULT_BACKEND } = api()
   const { startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
   try {
-    const request = await buildRequest(flags, controller.signal)
+    const request = await buildRequest(flags, life.signal)
     stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`)
     const answer = request.review ? await reviewRelay(request.options) : await relay(request.options)
     stopSpinner()
@@ -124,26 +139,21 @@ async function runRelay(flags: Flags): Promise<number> {
   } catch (error) {
     stopSpinner()
     if (error instanceof UsageError) throw error
-    if (interrupted) {
-      if (flags.json) printError(error, true)
-      else process.stderr.write('Interrupted.\n')
-      return EXIT_INTERRUPTED
-    }
+    if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR
-  } finally {
-    process.off('SIGINT', onSigint)
   }
 }
 
-async function runDoctor(flags: Flags): Promise<number> {
+async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
   const { doctor, formatDoctor } = await import('./doctor.js')
-  const report = await doctor()
+  const report = await doctor(life.signal)
+  if (life.stopped) return life.report(Boolean(flags.json))
   process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report))
   return report.backends.some((backend) => backend.found) ? 0 : EXIT_RELAY_ERROR
 }
 
-async function dispatch(argv: string[]): Promise<number> {
+async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   const { values: flags, positionals } = parseFlags(argv)
   if (flags.help) {
     process.stdout.write(HELP)
@@ -155,32 +165,24 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   const [command = 'relay', ...rest] = positionals
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`)
-  if (command === 'doctor') return runDoctor(flags)
-  if (command === 'relay') return runRelay(flags)
+  if (command === 'doctor') return runDoctor(flags, life)
+  if (command === 'relay') return runRelay(flags, life)
   throw new UsageError(`unknown command: ${command}`)
-}
-
-/**
- * A failed write to stdout or stderr. A reader that closed early (`| head`) is EPIPE: end at once
- * and quietly with 141, nothing more can be said anyway. Any other failure (a full disk) is worth a
- * word on stderr, if that still works, and exit 1.
- */
-function onWriteError(this: NodeJS.WriteStream, error: NodeJS.ErrnoException): void {
-  if (error.code === 'EPIPE') process.exit(EXIT_BROKEN_PIPE)
-  if (this === process.stdout) process.stderr.write(`phone-a-friend: cannot write the output: ${error.message}\n`)
-  process.exit(EXIT_RELAY_ERROR)
 }
 
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 export async function main(argv: string[]): Promise<void> {
-  // Node ignores SIGPIPE, so a closed pipe surfaces as an 'error' event on the stream; unhandled,
-  // it would crash with a stack trace.
-  for (const stream of [process.stdout, process.stderr]) if (stream.listeners('error').length === 0) stream.on('error', onWriteError)
+  const life = new Lifetime()
+  let code: number
   try {
-    process.exitCode = await dispatch(argv)
+    code = await dispatch(argv, life)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
     process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
-    process.exitCode = EXIT_USAGE
+    code = EXIT_USAGE
+  } finally {
+    life.close()
   }
+  // A stop the command did not get to see (a reader that left while it printed) still counts.
+  process.exitCode = life.stopped ? life.report(argv.includes('--json')) : code
 }
