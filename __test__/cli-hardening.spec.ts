@@ -1,11 +1,12 @@
 // The CLI at its edges: a reader that goes away, signals, bad numbers, typos, help, and doctor's
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
+import { isAlive } from './support/processes.js'
 import { CLI, type CliResult } from './support/run-cli.js'
 
 let repo: TempRepo
@@ -141,6 +142,23 @@ describe('signals', () => {
     expect(answered.output).toContain('tty answer')
     const cancelled = await onTty('\x03')
     expect(cancelled).toMatchObject({ code: 130, stderr: `${note}Interrupted.\n` })
+  })
+
+  it.each([
+    ['SIGTERM', 143, 'Terminated.\n'],
+    ['SIGHUP', 129, 'Hangup.\n'],
+  ] as const)('%s aborts the relay: the backend is killed, its temp folder removed, exit %i', async (name, code, note) => {
+    fakeCodex('echo $$ > "$LOG/pid"; exec sleep 30')
+    const { child, result } = start(['--prompt', 'P', '--to', 'codex'])
+    await vi.waitFor(() => expect(readFileSync(join(log, 'pid'), 'utf8')).toMatch(/^\d+\n$/), { timeout: 5_000, interval: 10 })
+    const backend = Number(readFileSync(join(log, 'pid'), 'utf8'))
+    expect(readdirSync(tmp)).toEqual([expect.stringMatching(/^phone-a-friend-codex-/)])
+    child.kill(name)
+    const ended = await within(result, 3_000)
+    if (!ended) child.kill('SIGKILL')
+    expect(ended).toEqual({ code, signal: null, stdout: '', stderr: note })
+    await vi.waitFor(() => expect(isAlive(backend)).toBe(false), { timeout: 2_000, interval: 20 })
+    expect(readdirSync(tmp)).toEqual([])
   })
 
   it('piped stdin gets no note', async () => {

@@ -3,7 +3,9 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Lifetime = exports.EXIT_BROKEN_PIPE = void 0;
 /** The signals that stop a run, each with its exit code and the word a shell would print. */
 const SIGNALS = {
+    SIGHUP: { code: 129, word: 'Hangup' },
     SIGINT: { code: 130, word: 'Interrupted' },
+    SIGTERM: { code: 143, word: 'Terminated' },
 };
 /** 128 + SIGPIPE, as git exits when its pager is closed: the reader went away. */
 exports.EXIT_BROKEN_PIPE = 141;

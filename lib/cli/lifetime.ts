@@ -9,7 +9,9 @@ interface Stop {
 
 /** The signals that stop a run, each with its exit code and the word a shell would print. */
 const SIGNALS = {
+  SIGHUP: { code: 129, word: 'Hangup' },
   SIGINT: { code: 130, word: 'Interrupted' },
+  SIGTERM: { code: 143, word: 'Terminated' },
 } as const satisfies Partial<Record<NodeJS.Signals, { code: number; word: string }>>
 
 /** 128 + SIGPIPE, as git exits when its pager is closed: the reader went away. */

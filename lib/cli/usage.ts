@@ -24,5 +24,6 @@ Relay options:
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
 
 The answer goes to stdout, errors to stderr as "Error [<code>]: <message>".
-Exit codes: 0 answered, 1 relay error, 2 usage error, 130 interrupted, 141 output closed early.
+Exit codes: 0 answered, 1 relay error, 2 usage error; 129, 130, 143 stopped by SIGHUP, Ctrl-C,
+SIGTERM (the backend is killed); 141 output closed early (| head).
 `
