@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
 import { isAlive } from './support/processes.js'
-import { CLI, type CliResult } from './support/run-cli.js'
+import { CLI, runCli, type CliResult } from './support/run-cli.js'
 
 let repo: TempRepo
 let bin: string
@@ -19,6 +19,8 @@ beforeEach(() => {
   bin = mkdtempSync(join(tmpdir(), 'paf-hard-bin-'))
   log = mkdtempSync(join(tmpdir(), 'paf-hard-log-'))
   tmp = mkdtempSync(join(tmpdir(), 'paf-hard-tmp-'))
+  // Never the real codex of node_modules/.bin: a test that needs an answer installs its own.
+  fakeCodex('echo "fake codex: not expected to run" >&2; exit 9')
 })
 
 afterEach(() => {
@@ -166,5 +168,41 @@ describe('signals', () => {
     const { child, result } = start(['--prompt', '-'])
     child.stdin.end('hello')
     expect(await result).toEqual({ code: 0, signal: null, stdout: 'piped answer\n', stderr: '' })
+  })
+})
+
+describe('--timeout', () => {
+  it.each([
+    [['--timeout', 'abc'], {}, '--timeout value "abc"'],
+    [['--timeout', '5m'], {}, '--timeout value "5m"'],
+    [['--timeout', '1e3'], {}, '--timeout value "1e3"'],
+    [['--timeout', ''], {}, '--timeout value ""'],
+    [[], { PHONE_A_FRIEND_TIMEOUT: 'abc' }, 'PHONE_A_FRIEND_TIMEOUT value "abc"'],
+  ])('%j %j is a usage error naming the value', async (args, extra, named) => {
+    const result = await runCli(['--prompt', 'P', ...args], { env: env(extra), cwd: repo.path })
+    expect(result.code).toBe(2)
+    expect(result.stderr.split('\n')[0]).toBe(`phone-a-friend: invalid ${named}: expected a number of seconds, like 30 or 2.5`)
+    expect(result.stderr).not.toContain('ERR_INVALID_TIMEOUT')
+  })
+
+  it('a bad value is reported before --prompt - waits on stdin', async () => {
+    const { result } = start(['--prompt', '-', '--timeout', 'soon']) // stdin left open
+    const ended = await within(result, 3_000)
+    expect(ended?.code).toBe(2)
+  })
+
+  it('a number out of range stays the relay\'s ERR_INVALID_TIMEOUT (exit 1)', async () => {
+    for (const args of [['--timeout', '0'], ['--timeout=-1']]) {
+      const result = await runCli(['--prompt', 'P', ...args], { env: env(), cwd: repo.path })
+      expect(result).toMatchObject({ code: 1, stderr: 'Error [ERR_INVALID_TIMEOUT]: Timeout must be greater than zero\n' })
+    }
+  })
+
+  it('decimal numbers are accepted; the flag wins over a bad PHONE_A_FRIEND_TIMEOUT', async () => {
+    fakeCodex('printf "in time\\n"')
+    for (const value of ['30', '2.5', '.5']) {
+      const result = await runCli(['--prompt', 'P', '--timeout', value], { env: env({ PHONE_A_FRIEND_TIMEOUT: 'abc' }), cwd: repo.path })
+      expect(result).toEqual({ code: 0, signal: null, stdout: 'in time\n', stderr: '' })
+    }
   })
 })

@@ -51,6 +51,20 @@ function envFlag(name) {
 function truthy(value) {
     return value === 'true' || value === '1';
 }
+/** A decimal number, sign and fraction allowed: `30`, `2.5`, `.5`, `-1`; not `5m`, `1e3`, `0x10`. */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+/**
+ * `--timeout`, else PHONE_A_FRIEND_TIMEOUT, as seconds. Anything but a number is a usage error
+ * naming the value; a number out of range (0, -1) is left to the relay (ERR_INVALID_TIMEOUT).
+ */
+function timeoutSeconds(flags) {
+    const [value, source] = flags.timeout !== undefined ? [flags.timeout, '--timeout'] : [envFlag('PHONE_A_FRIEND_TIMEOUT'), 'PHONE_A_FRIEND_TIMEOUT'];
+    if (value === undefined)
+        return undefined;
+    if (!DECIMAL.test(value))
+        throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`);
+    return Number(value);
+}
 /** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
 function readStdin(signal) {
     if (signal.aborted)
@@ -85,12 +99,12 @@ function readStdin(signal) {
 }
 async function buildRequest(flags, signal) {
     const review = Boolean(flags.review || flags.base !== undefined);
+    const timeout = timeoutSeconds(flags); // before stdin, so a bad value does not wait on it
     let prompt = flags.prompt;
     if (prompt === '-')
         prompt = await readStdin(signal);
     if (prompt === undefined && !review)
         throw new UsageError('missing --prompt');
-    const timeout = flags.timeout ?? envFlag('PHONE_A_FRIEND_TIMEOUT');
     const options = {
         prompt: prompt,
         repoPath: flags.repo ?? process.cwd(),
@@ -98,8 +112,7 @@ async function buildRequest(flags, signal) {
         contextFile: flags['context-file'],
         contextText: flags['context-text'],
         includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
-        // Not a number: the relay reports ERR_INVALID_TIMEOUT in its turn.
-        timeoutSeconds: timeout === undefined ? undefined : Number(timeout),
+        timeoutSeconds: timeout,
         model: flags.model,
         sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')),
         base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
