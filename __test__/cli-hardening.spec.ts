@@ -206,3 +206,24 @@ describe('--timeout', () => {
     }
   })
 })
+
+describe('--json and usage errors', () => {
+  it.each([
+    [['--json'], 'missing --prompt'],
+    [['--json', '--prompt', 'P', '--timeout', 'soon'], 'invalid --timeout value "soon": expected a number of seconds, like 30 or 2.5'],
+    [['--prompt', 'P', '--bogus', '--json'], "Unknown option '--bogus'"],
+    [['launch', '--json'], 'unknown command: launch'],
+  ])('%j prints { ok: false, error: { code: ERR_USAGE } } on stdout and exits 2', async (args, message) => {
+    const result = await runCli(args, { env: env(), cwd: repo.path })
+    expect(result).toMatchObject({ code: 2, stderr: '' })
+    const printed = JSON.parse(result.stdout) as { ok: boolean; error: { code: string; message: string } }
+    expect(printed).toEqual({ ok: false, error: { code: 'ERR_USAGE', message: expect.any(String) } })
+    expect(printed.error.message.startsWith(message)).toBe(true)
+  })
+
+  it('a --json after -- is a positional, not the option', async () => {
+    const result = await runCli(['--prompt', 'P', '--', '--json'], { env: env(), cwd: repo.path })
+    expect(result).toMatchObject({ code: 2, stdout: '' })
+    expect(result.stderr).toMatch(/^phone-a-friend: unknown command: --json/)
+  })
+})

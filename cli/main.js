@@ -179,6 +179,17 @@ async function dispatch(argv, life) {
         return runRelay(flags, life);
     throw new UsageError(`unknown command: ${command}`);
 }
+/** `--json` among the options, even when the rest of them could not be parsed. */
+function wantsJson(argv) {
+    const end = argv.indexOf('--');
+    return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+function printUsageError(error, json) {
+    if (json)
+        process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`);
+    else
+        process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
+}
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 async function main(argv) {
     const life = new lifetime_js_1.Lifetime();
@@ -189,12 +200,12 @@ async function main(argv) {
     catch (error) {
         if (!(error instanceof UsageError))
             throw error;
-        process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
+        printUsageError(error, wantsJson(argv));
         code = EXIT_USAGE;
     }
     finally {
         life.close();
     }
     // A stop the command did not get to see (a reader that left while it printed) still counts.
-    process.exitCode = life.stopped ? life.report(argv.includes('--json')) : code;
+    process.exitCode = life.stopped ? life.report(wantsJson(argv)) : code;
 }

@@ -23,6 +23,7 @@ Relay options:
       --base <ref>         Base to review against; implies --review
                                                         (env PHONE_A_FRIEND_REVIEW_BASE, default main/master/HEAD~1)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
+                           (usage errors too, as code ERR_USAGE)
 
 The answer goes to stdout, errors to stderr as "Error [<code>]: <message>".
 Exit codes: 0 answered, 1 relay error, 2 usage error; 129, 130, 143 stopped by SIGHUP, Ctrl-C,

@@ -183,6 +183,17 @@ async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   throw new UsageError(`unknown command: ${command}`)
 }
 
+/** `--json` among the options, even when the rest of them could not be parsed. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+}
+
+function printUsageError(error: UsageError, json: boolean): void {
+  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`)
+  else process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
+}
+
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 export async function main(argv: string[]): Promise<void> {
   const life = new Lifetime()
@@ -191,11 +202,11 @@ export async function main(argv: string[]): Promise<void> {
     code = await dispatch(argv, life)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
+    printUsageError(error, wantsJson(argv))
     code = EXIT_USAGE
   } finally {
     life.close()
   }
   // A stop the command did not get to see (a reader that left while it printed) still counts.
-  process.exitCode = life.stopped ? life.report(argv.includes('--json')) : code
+  process.exitCode = life.stopped ? life.report(wantsJson(argv)) : code
 }
