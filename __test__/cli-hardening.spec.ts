@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
 import { isAlive } from './support/processes.js'
 import { CLI, runCli, type CliResult } from './support/run-cli.js'
+import { closest, editDistance } from '../lib/cli/suggest.js'
 
 let repo: TempRepo
 let bin: string
@@ -225,5 +226,89 @@ describe('--json and usage errors', () => {
     const result = await runCli(['--prompt', 'P', '--', '--json'], { env: env(), cwd: repo.path })
     expect(result).toMatchObject({ code: 2, stdout: '' })
     expect(result.stderr).toMatch(/^phone-a-friend: unknown command: --json/)
+  })
+})
+
+describe('typos, help', () => {
+  it('edit distance counts an insertion, deletion, substitution or swap of neighbours as 1', () => {
+    expect(editDistance('', 'abc')).toBe(3)
+    expect(editDistance('kitten', 'sitting')).toBe(3)
+    expect(editDistance('reveiw', 'review')).toBe(1)
+    expect(editDistance('promt', 'prompt')).toBe(1)
+    expect(closest('--PROMT', ['--prompt', '--model'])).toBe('--prompt')
+    expect(closest('x', ['relay', 'doctor'])).toBeUndefined()
+    expect(closest('r'.repeat(1_000), ['relay'])).toBeUndefined()
+  })
+
+  const firstLine = async (args: string[]): Promise<[number | null, string]> => {
+    const result = await runCli(args, { env: env(), cwd: repo.path })
+    expect(result.stdout).toBe('')
+    return [result.code, result.stderr.split('\n')[0]]
+  }
+
+  it('an unknown option is one short line naming the option meant', async () => {
+    expect(await firstLine(['--promt', 'hi'])).toEqual([2, "phone-a-friend: Unknown option '--promt'. Did you mean --prompt?"])
+    expect(await firstLine(['--prompt', 'hi', '--jsno'])).toEqual([2, "phone-a-friend: Unknown option '--jsno'. Did you mean --json?"])
+    expect(await firstLine(['--prompt', 'hi', '--inlcude-diff'])).toEqual([2, "phone-a-friend: Unknown option '--inlcude-diff'. Did you mean --include-diff?"])
+    // Nothing close: no guess, and none of Node's advice about '--'.
+    expect(await firstLine(['--prompt', 'hi', '--bogus'])).toEqual([2, "phone-a-friend: Unknown option '--bogus'"])
+  })
+
+  it('an unknown command names the command meant, or the option', async () => {
+    expect(await firstLine(['docter'])).toEqual([2, 'phone-a-friend: unknown command: docter. Did you mean doctor?'])
+    expect(await firstLine(['relya', '-p', 'x'])).toEqual([2, 'phone-a-friend: unknown command: relya. Did you mean relay?'])
+    expect(await firstLine(['reveiw'])).toEqual([2, 'phone-a-friend: unknown command: reveiw. Did you mean --review?'])
+    expect(await firstLine(['launch'])).toEqual([2, 'phone-a-friend: unknown command: launch'])
+    const prompt = 'why does the test in a.txt fail every other run on CI'
+    expect(await firstLine([prompt])).toEqual([2, `phone-a-friend: unknown command: ${prompt.slice(0, 40)}…. To ask something, pass it with --prompt`])
+  })
+
+  it('help [command] and <command> --help print that command\'s help', async () => {
+    const help = async (args: string[]): Promise<string> => {
+      const result = await runCli(args, { env: env(), cwd: repo.path })
+      expect(result).toMatchObject({ code: 0, stderr: '' })
+      return result.stdout
+    }
+    const general = await help(['--help'])
+    expect(general).toMatch(/^phone-a-friend: ask another coding agent/)
+    expect(await help(['help'])).toBe(general)
+    const doctor = await help(['doctor', '--help'])
+    expect(doctor).toMatch(/^phone-a-friend doctor: /)
+    expect(doctor).toContain('Usage: phone-a-friend doctor')
+    expect(doctor).not.toContain('--prompt')
+    expect(await help(['help', 'doctor'])).toBe(doctor)
+    const relay = await help(['relay', '--help'])
+    expect(relay).toMatch(/^phone-a-friend relay: /)
+    expect(relay).toContain('--prompt <text>')
+    expect(await help(['help', 'relay'])).toBe(relay)
+    expect(await help(['help', 'help'])).toMatch(/^phone-a-friend help: /)
+    expect(await firstLine(['help', 'docter'])).toEqual([2, 'phone-a-friend: unknown command: docter. Did you mean doctor?'])
+    expect(await firstLine(['help', 'constructor'])).toEqual([2, 'phone-a-friend: unknown command: constructor'])
+    expect(await firstLine(['help', 'doctor', 'relay'])).toEqual([2, 'phone-a-friend: unexpected argument: relay'])
+  })
+
+  it('help, --help and --version never load the addon, nor do usage errors', async () => {
+    // A preload that makes loading any native addon fail loudly.
+    const preload = join(log, 'no-addon.cjs')
+    writeFileSync(preload, "process.dlopen = () => { throw new Error('the addon was loaded') }\n")
+    const run = (args: string[]): Promise<CliResult> =>
+      new Promise((done) => {
+        const child = spawn(process.execPath, ['--require', preload, CLI, ...args], { env: env(), cwd: repo.path, stdio: ['ignore', 'pipe', 'pipe'] })
+        let stdout = ''
+        let stderr = ''
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+        child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
+      })
+    for (const args of [['--help'], ['help'], ['help', 'doctor'], ['doctor', '--help'], ['relay', '--help'], ['--version']]) {
+      expect(await run(args)).toMatchObject({ code: 0, stderr: '' })
+    }
+    for (const args of [['--promt', 'x'], ['docter'], ['--prompt', 'x', '--timeout', 'soon']]) {
+      const result = await run(args)
+      expect(result.code).toBe(2)
+      expect(result.stderr).not.toContain('the addon was loaded')
+    }
+    // The preload does bite: a relay needs the addon, and says it cannot load it (binding.js's words).
+    expect(await run(['--prompt', 'x'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error \[ERR_UNEXPECTED\]: Cannot find native binding/) })
   })
 })

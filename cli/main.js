@@ -5,6 +5,7 @@ const node_fs_1 = require("node:fs");
 const node_path_1 = require("node:path");
 const node_util_1 = require("node:util");
 const lifetime_js_1 = require("./lifetime.js");
+const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
 /** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1;
@@ -27,15 +28,40 @@ const OPTIONS = {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
 };
+const LONG_OPTIONS = Object.keys(OPTIONS).map((name) => `--${name}`);
 function parseFlags(argv) {
     try {
         return (0, node_util_1.parseArgs)({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
     }
     catch (error) {
-        throw new UsageError(error.message);
+        const { code, message } = error;
+        // Node's text goes on about '--'; a typo is far likelier, so name the option meant instead.
+        const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(message)?.[1] : undefined;
+        if (unknown === undefined)
+            throw new UsageError(message);
+        const meant = unknown.startsWith('--') ? (0, suggest_js_1.closest)(unknown, LONG_OPTIONS) : undefined;
+        throw new UsageError(`Unknown option '${unknown}'${meant ? `. Did you mean ${meant}?` : ''}`);
     }
 }
-/** The API, loaded only when a command needs it: `--help` and `--version` never load the addon. */
+/** Shown in a message: a prompt passed without --prompt can be long. */
+function shown(argument) {
+    return argument.length > 40 ? `${argument.slice(0, 40)}…` : argument;
+}
+/** An unknown command, with the command (or the option: `review` → `--review`) most likely meant. */
+function unknownCommand(command) {
+    const meant = (0, suggest_js_1.closest)(command, Object.keys(usage_js_1.COMMAND_HELP)) ?? (0, suggest_js_1.closest)(command, LONG_OPTIONS);
+    const hint = meant ? `. Did you mean ${meant}?` : /\s/.test(command) ? '. To ask something, pass it with --prompt' : '';
+    return new UsageError(`unknown command: ${shown(command)}${hint}`);
+}
+/** The help of `command`, or of the whole CLI. */
+function helpOf(command) {
+    if (command === undefined)
+        return usage_js_1.HELP;
+    if (!Object.hasOwn(usage_js_1.COMMAND_HELP, command))
+        throw unknownCommand(command);
+    return usage_js_1.COMMAND_HELP[command];
+}
+/** The API, loaded only when a command needs it: help and `--version` never load the addon. */
 function api() {
     return require('../index.js');
 }
@@ -99,12 +125,11 @@ function readStdin(signal) {
 }
 async function buildRequest(flags, signal) {
     const review = Boolean(flags.review || flags.base !== undefined);
-    const timeout = timeoutSeconds(flags); // before stdin, so a bad value does not wait on it
-    let prompt = flags.prompt;
-    if (prompt === '-')
-        prompt = await readStdin(signal);
-    if (prompt === undefined && !review)
+    // Usage first, so a bad value does not wait on stdin.
+    if (flags.prompt === undefined && !review)
         throw new UsageError('missing --prompt');
+    const timeout = timeoutSeconds(flags);
+    const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt;
     const options = {
         prompt: prompt,
         repoPath: flags.repo ?? process.cwd(),
@@ -131,11 +156,12 @@ function printError(error, json) {
         process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
 }
 async function runRelay(flags, life) {
-    const { relay, reviewRelay, DEFAULT_BACKEND } = api();
     const { startSpinner } = await import('./spinner.js');
     let stopSpinner = () => undefined;
     try {
         const request = await buildRequest(flags, life.signal);
+        // The addon only now: a usage error never needs it.
+        const { relay, reviewRelay, DEFAULT_BACKEND } = api();
         stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`);
         const answer = request.review ? await reviewRelay(request.options) : await relay(request.options);
         stopSpinner();
@@ -162,22 +188,28 @@ async function runDoctor(flags, life) {
 }
 async function dispatch(argv, life) {
     const { values: flags, positionals } = parseFlags(argv);
+    const [command, ...rest] = positionals;
+    if (command === 'help') {
+        if (rest.length > 1)
+            throw new UsageError(`unexpected argument: ${shown(rest[1])}`);
+        process.stdout.write(helpOf(rest[0]));
+        return 0;
+    }
     if (flags.help) {
-        process.stdout.write(usage_js_1.HELP);
+        process.stdout.write(helpOf(command));
         return 0;
     }
     if (flags.version) {
         process.stdout.write(`${version()}\n`);
         return 0;
     }
-    const [command = 'relay', ...rest] = positionals;
     if (rest.length > 0)
-        throw new UsageError(`unexpected argument: ${rest[0]}`);
+        throw new UsageError(`unexpected argument: ${shown(rest[0])}`);
     if (command === 'doctor')
         return runDoctor(flags, life);
-    if (command === 'relay')
+    if (command === undefined || command === 'relay')
         return runRelay(flags, life);
-    throw new UsageError(`unknown command: ${command}`);
+    throw unknownCommand(command);
 }
 /** `--json` among the options, even when the rest of them could not be parsed. */
 function wantsJson(argv) {

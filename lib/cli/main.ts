@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { Lifetime } from './lifetime.js'
-import { HELP, USAGE_LINE } from './usage.js'
+import { closest } from './suggest.js'
+import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
 
 /** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
@@ -30,15 +31,41 @@ const OPTIONS = {
 
 type Flags = ReturnType<typeof parseFlags>['values']
 
+const LONG_OPTIONS = Object.keys(OPTIONS).map((name) => `--${name}`)
+
 function parseFlags(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    const { code, message } = error as { code?: string; message: string }
+    // Node's text goes on about '--'; a typo is far likelier, so name the option meant instead.
+    const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(message)?.[1] : undefined
+    if (unknown === undefined) throw new UsageError(message)
+    const meant = unknown.startsWith('--') ? closest(unknown, LONG_OPTIONS) : undefined
+    throw new UsageError(`Unknown option '${unknown}'${meant ? `. Did you mean ${meant}?` : ''}`)
   }
 }
 
-/** The API, loaded only when a command needs it: `--help` and `--version` never load the addon. */
+/** Shown in a message: a prompt passed without --prompt can be long. */
+function shown(argument: string): string {
+  return argument.length > 40 ? `${argument.slice(0, 40)}…` : argument
+}
+
+/** An unknown command, with the command (or the option: `review` → `--review`) most likely meant. */
+function unknownCommand(command: string): UsageError {
+  const meant = closest(command, Object.keys(COMMAND_HELP)) ?? closest(command, LONG_OPTIONS)
+  const hint = meant ? `. Did you mean ${meant}?` : /\s/.test(command) ? '. To ask something, pass it with --prompt' : ''
+  return new UsageError(`unknown command: ${shown(command)}${hint}`)
+}
+
+/** The help of `command`, or of the whole CLI. */
+function helpOf(command: string | undefined): string {
+  if (command === undefined) return HELP
+  if (!Object.hasOwn(COMMAND_HELP, command)) throw unknownCommand(command)
+  return COMMAND_HELP[command]
+}
+
+/** The API, loaded only when a command needs it: help and `--version` never load the addon. */
 function api(): typeof import('../index.js') {
   return require('../index.js') as typeof import('../index.js')
 }
@@ -110,10 +137,10 @@ interface Request {
 
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
   const review = Boolean(flags.review || flags.base !== undefined)
-  const timeout = timeoutSeconds(flags) // before stdin, so a bad value does not wait on it
-  let prompt = flags.prompt
-  if (prompt === '-') prompt = await readStdin(signal)
-  if (prompt === undefined && !review) throw new UsageError('missing --prompt')
+  // Usage first, so a bad value does not wait on stdin.
+  if (flags.prompt === undefined && !review) throw new UsageError('missing --prompt')
+  const timeout = timeoutSeconds(flags)
+  const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt
   const options: RelayOptions & ReviewRelayOptions = {
     prompt: prompt as string,
     repoPath: flags.repo ?? process.cwd(),
@@ -139,11 +166,12 @@ function printError(error: unknown, json: boolean): void {
 }
 
 async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
-  const { relay, reviewRelay, DEFAULT_BACKEND } = api()
   const { startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
   try {
     const request = await buildRequest(flags, life.signal)
+    // The addon only now: a usage error never needs it.
+    const { relay, reviewRelay, DEFAULT_BACKEND } = api()
     stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`)
     const answer = request.review ? await reviewRelay(request.options) : await relay(request.options)
     stopSpinner()
@@ -168,19 +196,24 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
 
 async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   const { values: flags, positionals } = parseFlags(argv)
+  const [command, ...rest] = positionals
+  if (command === 'help') {
+    if (rest.length > 1) throw new UsageError(`unexpected argument: ${shown(rest[1])}`)
+    process.stdout.write(helpOf(rest[0]))
+    return 0
+  }
   if (flags.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(command))
     return 0
   }
   if (flags.version) {
     process.stdout.write(`${version()}\n`)
     return 0
   }
-  const [command = 'relay', ...rest] = positionals
-  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`)
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${shown(rest[0])}`)
   if (command === 'doctor') return runDoctor(flags, life)
-  if (command === 'relay') return runRelay(flags, life)
-  throw new UsageError(`unknown command: ${command}`)
+  if (command === undefined || command === 'relay') return runRelay(flags, life)
+  throw unknownCommand(command)
 }
 
 /** `--json` among the options, even when the rest of them could not be parsed. */
