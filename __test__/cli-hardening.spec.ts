@@ -1,7 +1,9 @@
 // The CLI at its edges: a reader that goes away, signals, bad numbers, typos, help, and doctor's
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -310,5 +312,100 @@ describe('typos, help', () => {
     }
     // The preload does bite: a relay needs the addon, and says it cannot load it (binding.js's words).
     expect(await run(['--prompt', 'x'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error \[ERR_UNEXPECTED\]: Cannot find native binding/) })
+  })
+})
+
+describe('doctor and Ollama', () => {
+  let server: Server | undefined
+  let asked: string[]
+
+  afterEach(async () => {
+    await new Promise((done) => (server ? server.close(done) : done(undefined)))
+    server = undefined
+  })
+
+  /** An Ollama stand-in on 127.0.0.1 that lists `models`; resolves with its OLLAMA_HOST. */
+  async function ollamaServer(models: string[]): Promise<string> {
+    asked = []
+    server = createServer((request, response) => {
+      asked.push(`${request.method} ${request.url}`)
+      if (request.url !== '/api/tags') return void response.writeHead(404).end()
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: models.map((name) => ({ name })) }))
+    })
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done))
+    return `127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
+
+  /** A port nothing listens on. */
+  async function closedPort(): Promise<string> {
+    const probe = createServer()
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
+    const { port } = probe.address() as AddressInfo
+    await new Promise((done) => probe.close(done))
+    return `127.0.0.1:${port}`
+  }
+
+  /** PATH is a folder of our own: `cat` for the fakes, and the fake CLIs named. */
+  function path(clis: string[]): string {
+    const dir = mkdtempSync(join(log, 'path-'))
+    symlinkSync('/bin/cat', join(dir, 'cat'))
+    for (const name of clis) {
+      writeFileSync(join(dir, name), '#!/bin/sh\necho "9.9.9"\n')
+      chmodSync(join(dir, name), 0o755)
+    }
+    return dir
+  }
+
+  const doctor = (args: string[], extra: Record<string, string>): Promise<CliResult> => {
+    const { OLLAMA_MODEL: _model, ...rest } = env(extra)
+    return runCli(['doctor', ...args], { env: { ...rest, ...extra }, cwd: repo.path })
+  }
+
+  it('ollama is ready when its server answers, with no ollama binary: one ✓ line, exit 0', async () => {
+    const host = await ollamaServer(['llama3:latest', 'qwen2.5-coder:7b'])
+    const result = await doctor([], { OLLAMA_HOST: host, PATH: path([]) })
+    expect(asked).toEqual(['GET /api/tags'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe(
+      '✗ codex   not found. Install it: npm install -g @openai/codex\n' +
+        '✗ gemini  not found. Install it: npm install -g @google/gemini-cli\n' +
+        `✓ ollama  server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
+        '          no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
+    )
+    const json = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path([]) })
+    expect(json.code).toBe(0)
+    expect((JSON.parse(json.stdout) as { backends: unknown[] }).backends[2]).toEqual({
+      name: 'ollama',
+      ready: true,
+      found: false,
+      host: `http://${host}`,
+      models: ['llama3:latest', 'qwen2.5-coder:7b'],
+    })
+  })
+
+  it('names the model in use (OLLAMA_MODEL, or --model), and one the server lacks', async () => {
+    const host = await ollamaServer(['llama3:latest'])
+    const fromEnv = await doctor([], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path(['codex', 'gemini']) })
+    expect(fromEnv.code).toBe(0)
+    expect(fromEnv.stdout).toContain(`✓ ollama  server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n          model llama3\n`)
+    expect(fromEnv.stdout).toContain('✓ codex   9.9.9\n✓ gemini  9.9.9\n')
+    const fromFlag = await doctor(['--model', 'mistral'], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path([]) })
+    expect(fromFlag.stdout).toContain('          model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
+  })
+
+  it('no server: one ✗ line naming the host probed and OLLAMA_HOST; exit 1 when nothing else is ready', async () => {
+    const host = await closedPort()
+    const installed = await doctor([], { OLLAMA_HOST: host, PATH: path(['ollama']) })
+    expect(installed.code).toBe(1)
+    expect(installed.stdout.split('\n').filter((line) => line.includes('ollama'))).toEqual([
+      `✗ ollama  server not reachable at http://${host}: start it with \`ollama serve\`, or set OLLAMA_HOST to point elsewhere`,
+    ])
+    const missing = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path(['codex']) })
+    expect(missing.code).toBe(0) // codex is ready
+    expect((JSON.parse(missing.stdout) as { backends: unknown[] }).backends).toEqual([
+      { name: 'codex', ready: true, found: true, version: '9.9.9' },
+      { name: 'gemini', ready: false, found: false, install: 'npm install -g @google/gemini-cli' },
+      { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: `http://${host}` },
+    ])
   })
 })

@@ -155,14 +155,15 @@ describe('doctor, --version, --help', () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain('✓ codex   ')
     expect(result.stdout).toContain('✓ gemini  ')
-    expect(result.stdout).toMatch(/✗ ollama +not found\. Install it: https:\/\/ollama\.com\/download/)
-    expect(result.stdout).toContain('✗ ollama server not reachable at http://127.0.0.1:9')
-    const json = await runCli(['doctor', '--json'], { env: env({ PATH: tempDir() }) })
+    expect(result.stdout).toContain(
+      '✗ ollama  server not reachable at http://127.0.0.1:9: install Ollama (https://ollama.com/download) and run `ollama serve`, or set OLLAMA_HOST to point elsewhere',
+    )
+    const json = await runCli(['doctor', '--json'], { env: env({ PATH: tempDir(), OLLAMA_HOST: '127.0.0.1:9' }) })
     expect(json.code).toBe(1)
     expect(JSON.parse(json.stdout).backends).toEqual([
-      { name: 'codex', found: false, install: 'npm install -g @openai/codex' },
-      { name: 'gemini', found: false, install: 'npm install -g @google/gemini-cli' },
-      { name: 'ollama', found: false, install: 'https://ollama.com/download' },
+      { name: 'codex', ready: false, found: false, install: 'npm install -g @openai/codex' },
+      { name: 'gemini', ready: false, found: false, install: 'npm install -g @google/gemini-cli' },
+      { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: 'http://127.0.0.1:9' },
     ])
   })
 

@@ -180,11 +180,11 @@ async function runRelay(flags, life) {
 }
 async function runDoctor(flags, life) {
     const { doctor, formatDoctor } = await import('./doctor.js');
-    const report = await doctor(life.signal);
+    const report = await doctor({ model: flags.model, signal: life.signal });
     if (life.stopped)
         return life.report(Boolean(flags.json));
     process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report));
-    return report.backends.some((backend) => backend.found) ? 0 : EXIT_RELAY_ERROR;
+    return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR;
 }
 async function dispatch(argv, life) {
     const { values: flags, positionals } = parseFlags(argv);

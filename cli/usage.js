@@ -25,7 +25,7 @@ SIGTERM (the backend is killed); 141 output closed early (| head).`;
 exports.HELP = `phone-a-friend: ask another coding agent for a second opinion.
 
 ${exports.USAGE_LINE}
-       phone-a-friend doctor [--json]
+       phone-a-friend doctor [--model <m>] [--json]
        phone-a-friend help [<command>] | <command> --help | --version
 
 Commands:
@@ -47,11 +47,15 @@ ${RELAY_EXIT}
 `;
 const DOCTOR_HELP = `phone-a-friend doctor: which backends are ready, and how to get the rest.
 
-Usage: phone-a-friend doctor [--json]
+Usage: phone-a-friend doctor [--model <m>] [--json]
 
-  codex, gemini   ready when their CLI is on PATH (its version is shown)
-  ollama          ready when its server answers
-      --json      Print the report as JSON
+  codex, gemini   Ready when their CLI is on PATH (its version is shown).
+  ollama          Ready when its server answers GET <host>/api/tags, whether or not the
+                  ollama binary is installed; the host comes from OLLAMA_HOST (default
+                  http://localhost:11434). Says when no model is set: Ollama needs one.
+
+  -m, --model <m>   The model a relay to ollama would use (env OLLAMA_MODEL)
+      --json        Print the report as JSON
 
 Exit codes: 0 at least one backend is ready, 1 none is, 2 usage error.
 `;
