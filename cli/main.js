@@ -179,8 +179,17 @@ async function runRelay(flags, life) {
     }
 }
 async function runDoctor(flags, life) {
-    const { doctor, formatDoctor } = await import('./doctor.js');
-    const report = await doctor({ model: flags.model, signal: life.signal });
+    let report;
+    let formatDoctor;
+    try {
+        const loaded = await import('./doctor.js'); // loads the addon, which may fail to load
+        formatDoctor = loaded.formatDoctor;
+        report = await loaded.doctor({ model: flags.model, signal: life.signal });
+    }
+    catch (error) {
+        printError(error, Boolean(flags.json));
+        return EXIT_RELAY_ERROR;
+    }
     if (life.stopped)
         return life.report(Boolean(flags.json));
     process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report));

@@ -187,8 +187,16 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
 }
 
 async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
-  const { doctor, formatDoctor } = await import('./doctor.js')
-  const report = await doctor({ model: flags.model, signal: life.signal })
+  let report: import('./doctor.js').DoctorReport
+  let formatDoctor: typeof import('./doctor.js').formatDoctor
+  try {
+    const loaded = await import('./doctor.js') // loads the addon, which may fail to load
+    formatDoctor = loaded.formatDoctor
+    report = await loaded.doctor({ model: flags.model, signal: life.signal })
+  } catch (error) {
+    printError(error, Boolean(flags.json))
+    return EXIT_RELAY_ERROR
+  }
   if (life.stopped) return life.report(Boolean(flags.json))
   process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report))
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
