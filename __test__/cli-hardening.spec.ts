@@ -178,7 +178,8 @@ describe('--timeout', () => {
   it.each([
     [['--timeout', 'abc'], {}, '--timeout value "abc"'],
     [['--timeout', '5m'], {}, '--timeout value "5m"'],
-    [['--timeout', '1e3'], {}, '--timeout value "1e3"'],
+    [['--timeout', '0x10'], {}, '--timeout value "0x10"'],
+    [['--timeout', 'Infinity'], {}, '--timeout value "Infinity"'],
     [['--timeout', ''], {}, '--timeout value ""'],
     [[], { PHONE_A_FRIEND_TIMEOUT: 'abc' }, 'PHONE_A_FRIEND_TIMEOUT value "abc"'],
   ])('%j %j is a usage error naming the value', async (args, extra, named) => {
@@ -195,7 +196,7 @@ describe('--timeout', () => {
   })
 
   it('a number out of range stays the relay\'s ERR_INVALID_TIMEOUT (exit 1)', async () => {
-    for (const args of [['--timeout', '0'], ['--timeout=-1']]) {
+    for (const args of [['--timeout', '0'], ['--timeout=-1'], ['--timeout', '1e999']]) {
       const result = await runCli(['--prompt', 'P', ...args], { env: env(), cwd: repo.path })
       expect(result).toMatchObject({ code: 1, stderr: 'Error [ERR_INVALID_TIMEOUT]: Timeout must be greater than zero\n' })
     }
@@ -203,7 +204,7 @@ describe('--timeout', () => {
 
   it('decimal numbers are accepted; the flag wins over a bad PHONE_A_FRIEND_TIMEOUT', async () => {
     fakeCodex('printf "in time\\n"')
-    for (const value of ['30', '2.5', '.5']) {
+    for (const value of ['30', '2.5', '.5', '1e3']) {
       const result = await runCli(['--prompt', 'P', '--timeout', value], { env: env({ PHONE_A_FRIEND_TIMEOUT: 'abc' }), cwd: repo.path })
       expect(result).toEqual({ code: 0, signal: null, stdout: 'in time\n', stderr: '' })
     }

@@ -85,12 +85,15 @@ function truthy(value: string | undefined): boolean {
   return value === 'true' || value === '1'
 }
 
-/** A decimal number, sign and fraction allowed: `30`, `2.5`, `.5`, `-1`; not `5m`, `1e3`, `0x10`. */
-const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/
+/**
+ * A decimal number, sign, fraction and exponent allowed: `30`, `2.5`, `.5`, `-1`, `1e3`; not `5m`,
+ * `0x10`, `NaN`, `Infinity` or an empty string, which Number() would also take.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
 
 /**
  * `--timeout`, else PHONE_A_FRIEND_TIMEOUT, as seconds. Anything but a number is a usage error
- * naming the value; a number out of range (0, -1) is left to the relay (ERR_INVALID_TIMEOUT).
+ * naming the value; a number out of range (0, -1, 1e999) is left to the relay (ERR_INVALID_TIMEOUT).
  */
 function timeoutSeconds(flags: Flags): number | undefined {
   const [value, source] = flags.timeout !== undefined ? [flags.timeout, '--timeout'] : [envFlag('PHONE_A_FRIEND_TIMEOUT'), 'PHONE_A_FRIEND_TIMEOUT']
