@@ -4,11 +4,12 @@ exports.main = main;
 const node_fs_1 = require("node:fs");
 const node_path_1 = require("node:path");
 const node_util_1 = require("node:util");
+const lifetime_js_1 = require("./lifetime.js");
+const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
-/** Exit codes of SPEC 9. */
+/** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1;
 const EXIT_USAGE = 2;
-const EXIT_INTERRUPTED = 130;
 class UsageError extends Error {
 }
 const OPTIONS = {
@@ -27,15 +28,40 @@ const OPTIONS = {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
 };
+const LONG_OPTIONS = Object.keys(OPTIONS).map((name) => `--${name}`);
 function parseFlags(argv) {
     try {
         return (0, node_util_1.parseArgs)({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
     }
     catch (error) {
-        throw new UsageError(error.message);
+        const { code, message } = error;
+        // Node's text goes on about '--'; a typo is far likelier, so name the option meant instead.
+        const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(message)?.[1] : undefined;
+        if (unknown === undefined)
+            throw new UsageError(message);
+        const meant = unknown.startsWith('--') ? (0, suggest_js_1.closest)(unknown, LONG_OPTIONS) : undefined;
+        throw new UsageError(`Unknown option '${unknown}'${meant ? `. Did you mean ${meant}?` : ''}`);
     }
 }
-/** The API, loaded only when a command needs it: `--help` and `--version` never load the addon. */
+/** Shown in a message: a prompt passed without --prompt can be long. */
+function shown(argument) {
+    return argument.length > 40 ? `${argument.slice(0, 40)}…` : argument;
+}
+/** An unknown command, with the command (or the option: `review` → `--review`) most likely meant. */
+function unknownCommand(command) {
+    const meant = (0, suggest_js_1.closest)(command, Object.keys(usage_js_1.COMMAND_HELP)) ?? (0, suggest_js_1.closest)(command, LONG_OPTIONS);
+    const hint = meant ? `. Did you mean ${meant}?` : /\s/.test(command) ? '. To ask something, pass it with --prompt' : '';
+    return new UsageError(`unknown command: ${shown(command)}${hint}`);
+}
+/** The help of `command`, or of the whole CLI. */
+function helpOf(command) {
+    if (command === undefined)
+        return usage_js_1.HELP;
+    if (!Object.hasOwn(usage_js_1.COMMAND_HELP, command))
+        throw unknownCommand(command);
+    return usage_js_1.COMMAND_HELP[command];
+}
+/** The API, loaded only when a command needs it: help and `--version` never load the addon. */
 function api() {
     return require('../index.js');
 }
@@ -51,20 +77,62 @@ function envFlag(name) {
 function truthy(value) {
     return value === 'true' || value === '1';
 }
-async function readStdin() {
-    const chunks = [];
-    for await (const chunk of process.stdin)
-        chunks.push(chunk);
-    return Buffer.concat(chunks).toString('utf8');
+/**
+ * A decimal number, sign, fraction and exponent allowed: `30`, `2.5`, `.5`, `-1`, `1e3`; not `5m`,
+ * `0x10`, `NaN`, `Infinity` or an empty string, which Number() would also take.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/**
+ * `--timeout`, else PHONE_A_FRIEND_TIMEOUT, as seconds. Anything but a number is a usage error
+ * naming the value; a number out of range (0, -1, 1e999) is left to the relay (ERR_INVALID_TIMEOUT).
+ */
+function timeoutSeconds(flags) {
+    const [value, source] = flags.timeout !== undefined ? [flags.timeout, '--timeout'] : [envFlag('PHONE_A_FRIEND_TIMEOUT'), 'PHONE_A_FRIEND_TIMEOUT'];
+    if (value === undefined)
+        return undefined;
+    if (!DECIMAL.test(value))
+        throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`);
+    return Number(value);
+}
+/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+function readStdin(signal) {
+    if (signal.aborted)
+        return Promise.reject(signal.reason);
+    const stdin = process.stdin;
+    // Someone at a terminal may not know the CLI is waiting on them.
+    if (stdin.isTTY)
+        process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n');
+    return new Promise((resolve, reject) => {
+        const chunks = [];
+        const onData = (chunk) => void chunks.push(chunk);
+        const onEnd = () => {
+            settle();
+            resolve(Buffer.concat(chunks).toString('utf8'));
+        };
+        const onError = (error) => {
+            settle();
+            reject(error);
+        };
+        const onAbort = () => {
+            settle();
+            stdin.destroy(); // nothing more is read, and an open pipe no longer holds the process
+            reject(signal.reason);
+        };
+        const settle = () => {
+            stdin.off('data', onData).off('end', onEnd).off('error', onError);
+            signal.removeEventListener('abort', onAbort);
+        };
+        stdin.on('data', onData).on('end', onEnd).on('error', onError);
+        signal.addEventListener('abort', onAbort);
+    });
 }
 async function buildRequest(flags, signal) {
     const review = Boolean(flags.review || flags.base !== undefined);
-    let prompt = flags.prompt;
-    if (prompt === '-')
-        prompt = await readStdin();
-    if (prompt === undefined && !review)
+    // Usage first, so a bad value does not wait on stdin.
+    if (flags.prompt === undefined && !review)
         throw new UsageError('missing --prompt');
-    const timeout = flags.timeout ?? envFlag('PHONE_A_FRIEND_TIMEOUT');
+    const timeout = timeoutSeconds(flags);
+    const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt;
     const options = {
         prompt: prompt,
         repoPath: flags.repo ?? process.cwd(),
@@ -72,8 +140,7 @@ async function buildRequest(flags, signal) {
         contextFile: flags['context-file'],
         contextText: flags['context-text'],
         includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
-        // Not a number: the relay reports ERR_INVALID_TIMEOUT in its turn.
-        timeoutSeconds: timeout === undefined ? undefined : Number(timeout),
+        timeoutSeconds: timeout,
         model: flags.model,
         sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')),
         base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
@@ -91,21 +158,13 @@ function printError(error, json) {
     else
         process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
 }
-async function runRelay(flags) {
-    const controller = new AbortController();
-    let interrupted = false;
-    const onSigint = () => {
-        if (interrupted)
-            process.exit(EXIT_INTERRUPTED); // a second Ctrl-C does not wait
-        interrupted = true;
-        controller.abort(new Error('Interrupted (SIGINT)'));
-    };
-    process.on('SIGINT', onSigint);
-    const { relay, reviewRelay, DEFAULT_BACKEND } = api();
+async function runRelay(flags, life) {
     const { startSpinner } = await import('./spinner.js');
     let stopSpinner = () => undefined;
     try {
-        const request = await buildRequest(flags, controller.signal);
+        const request = await buildRequest(flags, life.signal);
+        // The addon only now: a usage error never needs it.
+        const { relay, reviewRelay, DEFAULT_BACKEND } = api();
         stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`);
         const answer = request.review ? await reviewRelay(request.options) : await relay(request.options);
         stopSpinner();
@@ -116,54 +175,81 @@ async function runRelay(flags) {
         stopSpinner();
         if (error instanceof UsageError)
             throw error;
-        if (interrupted) {
-            if (flags.json)
-                printError(error, true);
-            else
-                process.stderr.write('Interrupted.\n');
-            return EXIT_INTERRUPTED;
-        }
+        if (life.stopped)
+            return life.report(Boolean(flags.json));
         printError(error, Boolean(flags.json));
         return EXIT_RELAY_ERROR;
     }
-    finally {
-        process.off('SIGINT', onSigint);
+}
+async function runDoctor(flags, life) {
+    let report;
+    let formatDoctor;
+    try {
+        const loaded = await import('./doctor.js'); // loads the addon, which may fail to load
+        formatDoctor = loaded.formatDoctor;
+        report = await loaded.doctor({ model: flags.model, signal: life.signal });
     }
-}
-async function runDoctor(flags) {
-    const { doctor, formatDoctor } = await import('./doctor.js');
-    const report = await doctor();
+    catch (error) {
+        printError(error, Boolean(flags.json));
+        return EXIT_RELAY_ERROR;
+    }
+    if (life.stopped)
+        return life.report(Boolean(flags.json));
     process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report));
-    return report.backends.some((backend) => backend.found) ? 0 : EXIT_RELAY_ERROR;
+    return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR;
 }
-async function dispatch(argv) {
+async function dispatch(argv, life) {
     const { values: flags, positionals } = parseFlags(argv);
+    const [command, ...rest] = positionals;
+    if (command === 'help') {
+        if (rest.length > 1)
+            throw new UsageError(`unexpected argument: ${shown(rest[1])}`);
+        process.stdout.write(helpOf(rest[0]));
+        return 0;
+    }
     if (flags.help) {
-        process.stdout.write(usage_js_1.HELP);
+        process.stdout.write(helpOf(command));
         return 0;
     }
     if (flags.version) {
         process.stdout.write(`${version()}\n`);
         return 0;
     }
-    const [command = 'relay', ...rest] = positionals;
     if (rest.length > 0)
-        throw new UsageError(`unexpected argument: ${rest[0]}`);
+        throw new UsageError(`unexpected argument: ${shown(rest[0])}`);
     if (command === 'doctor')
-        return runDoctor(flags);
-    if (command === 'relay')
-        return runRelay(flags);
-    throw new UsageError(`unknown command: ${command}`);
+        return runDoctor(flags, life);
+    if (command === undefined || command === 'relay')
+        return runRelay(flags, life);
+    throw unknownCommand(command);
+}
+/** `--json` among the options, even when the rest of them could not be parsed. */
+function wantsJson(argv) {
+    const end = argv.indexOf('--');
+    return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+function printUsageError(error, json) {
+    if (json)
+        process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`);
+    else
+        process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
 }
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 async function main(argv) {
+    const life = new lifetime_js_1.Lifetime();
+    let code;
     try {
-        process.exitCode = await dispatch(argv);
+        code = await dispatch(argv, life);
     }
     catch (error) {
         if (!(error instanceof UsageError))
             throw error;
-        process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
-        process.exitCode = EXIT_USAGE;
+        printUsageError(error, wantsJson(argv));
+        code = EXIT_USAGE;
     }
+    finally {
+        life.close();
+    }
+    // A stop the command did not get to see (a reader that left while it printed) still counts.
+    process.exitCode = life.stopped ? life.report(wantsJson(argv)) : code;
 }

@@ -7,22 +7,44 @@ const INSTALL: Record<string, string> = {
   ollama: 'https://ollama.com/download',
 }
 
+/** How long the Ollama server has to answer `GET /api/tags`. */
+const PROBE_MS = 3_000
+/** At most this many of the server's models are named in the text report. */
+const MODELS_SHOWN = 5
+
 export interface BackendReport {
   name: string
+  /** A relay to it can run: codex and gemini when their CLI is on PATH, ollama when its server answers. */
+  ready: boolean
+  /** Its CLI is on PATH (for ollama this is not needed: the relay talks to the server). */
   found: boolean
+  /** The last line of `<cli> --version` (codex, gemini). */
   version?: string
+  /** Where to get it, when it is not ready. */
   install?: string
+  /** ollama: the server probed, from OLLAMA_HOST. */
+  host?: string
+  /** ollama: the model a relay would ask for (`--model`, else OLLAMA_MODEL); absent when none is set. */
+  model?: string
+  /** ollama: the models the server has, when it said. */
+  models?: string[]
 }
 
 export interface DoctorReport {
   backends: BackendReport[]
-  ollamaServer: { url: string; reachable: boolean }
 }
 
-/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it. */
-function versionOf(cli: string): Promise<string | undefined> {
+export interface DoctorOptions {
+  /** The model a relay to ollama would use; else OLLAMA_MODEL. */
+  model?: string
+  /** Cuts the checks short (the CLI's Ctrl-C). */
+  signal?: AbortSignal
+}
+
+/** The last line `<cli> --version` prints; stdin closed so no CLI waits on it; killed on abort. */
+function versionOf(cli: string, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
+    const child = spawn(cli, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, signal })
     let stdout = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.on('error', () => resolve(undefined))
@@ -33,36 +55,92 @@ function versionOf(cli: string): Promise<string | undefined> {
   })
 }
 
-async function serverAnswers(url: string): Promise<boolean> {
+/** Whether an Ollama server answers `GET <host>/api/tags`, and the models it lists. */
+async function probeOllama(host: string, signal: AbortSignal): Promise<{ answers: boolean; models?: string[] }> {
+  // AbortSignal.any() is newer than Node 20.0.
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), PROBE_MS)
+  const onAbort = (): void => controller.abort()
+  signal.addEventListener('abort', onAbort)
   try {
-    const response = await fetch(`${url}/api/tags`, { signal: AbortSignal.timeout(3_000) })
-    return response.ok
+    const response = await fetch(`${host}/api/tags`, { signal: controller.signal })
+    if (!response.ok) return { answers: false }
+    const body = (await response.json().catch(() => undefined)) as { models?: unknown } | undefined
+    const models = Array.isArray(body?.models)
+      ? body.models.map((model: unknown) => (model as { name?: unknown } | null)?.name).filter((name): name is string => typeof name === 'string')
+      : undefined
+    return { answers: true, models }
   } catch {
-    return false
+    return { answers: false }
+  } finally {
+    clearTimeout(timer)
+    signal.removeEventListener('abort', onAbort)
   }
 }
 
-export async function doctor(): Promise<DoctorReport> {
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}
+
+/**
+ * What is ready. codex and gemini need their CLI on PATH. ollama needs its server to answer at
+ * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ */
+export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
+  const signal = options.signal ?? new AbortController().signal
   const installed = binding.checkBackends() as unknown as Record<string, boolean>
-  const url = binding.ollamaBaseUrl(process.env.OLLAMA_HOST)
-  const [backends, reachable] = await Promise.all([
-    Promise.all(
-      Object.keys(INSTALL).map(async (name): Promise<BackendReport> => {
-        if (!installed[name]) return { name, found: false, install: INSTALL[name] }
-        return { name, found: true, version: await versionOf(name) }
-      }),
-    ),
-    serverAnswers(url),
-  ])
-  return { backends, ollamaServer: { url, reachable } }
+  const host = binding.ollamaBaseUrl(process.env.OLLAMA_HOST)
+  const model = nonEmpty(options.model) ?? nonEmpty(process.env.OLLAMA_MODEL)
+  const clis = ['codex', 'gemini'].map(async (name): Promise<BackendReport> => {
+    if (!installed[name]) return { name, ready: false, found: false, install: INSTALL[name] }
+    return { name, ready: true, found: true, version: await versionOf(name, signal) }
+  })
+  const ollama = probeOllama(host, signal).then(({ answers, models }): BackendReport => {
+    const found = Boolean(installed.ollama)
+    return {
+      name: 'ollama',
+      ready: answers,
+      found,
+      ...(answers || found ? {} : { install: INSTALL.ollama }),
+      host,
+      ...(model === undefined ? {} : { model }),
+      ...(models === undefined ? {} : { models }),
+    }
+  })
+  return { backends: await Promise.all([...clis, ollama]) }
+}
+
+/** `llama3` is the tag `llama3:latest`. */
+function hasModel(models: string[], model: string): boolean {
+  return models.some((name) => name === model || name === `${model}:latest`)
+}
+
+function formatOllama(backend: BackendReport): string[] {
+  const label = `${backend.ready ? '✓' : '✗'} ollama  `
+  const indent = ' '.repeat(10)
+  const elsewhere = 'set OLLAMA_HOST to point elsewhere'
+  if (!backend.ready) {
+    const start = backend.found ? 'start it with `ollama serve`' : `install Ollama (${INSTALL.ollama}) and run \`ollama serve\``
+    return [`${label}server not reachable at ${backend.host}: ${start}, or ${elsewhere}`]
+  }
+  const lines = [`${label}server answers at ${backend.host} (${elsewhere})`]
+  const { model, models } = backend
+  const listed = models && models.length > 0 ? `${models.slice(0, MODELS_SHOWN).join(', ')}${models.length > MODELS_SHOWN ? ', …' : ''}` : undefined
+  if (model === undefined) {
+    lines.push(`${indent}no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL${listed ? ` (this server has ${listed})` : ''}`)
+  } else if (models && !hasModel(models, model)) {
+    lines.push(`${indent}model ${model} is not on this server: \`ollama pull ${model}\`${listed ? ` (it has ${listed})` : ''}`)
+  } else {
+    lines.push(`${indent}model ${model}`)
+  }
+  return lines
 }
 
 export function formatDoctor(report: DoctorReport): string {
-  const lines = report.backends.map((backend) => {
-    if (!backend.found) return `✗ ${backend.name.padEnd(7)} not found. Install it: ${backend.install}`
-    return `✓ ${backend.name.padEnd(7)} ${backend.version ?? '(version unknown)'}`
+  const lines = report.backends.flatMap((backend) => {
+    if (backend.name === 'ollama') return formatOllama(backend)
+    if (!backend.found) return [`✗ ${backend.name.padEnd(7)} not found. Install it: ${backend.install}`]
+    return [`✓ ${backend.name.padEnd(7)} ${backend.version ?? '(version unknown)'}`]
   })
-  const { url, reachable } = report.ollamaServer
-  lines.push(reachable ? `✓ ollama server answers at ${url}` : `✗ ollama server not reachable at ${url} (set OLLAMA_HOST, or start \`ollama serve\`)`)
   return `${lines.join('\n')}\n`
 }

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
-import { HELP, USAGE_LINE } from './usage.js'
+import { Lifetime } from './lifetime.js'
+import { closest } from './suggest.js'
+import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
 
-/** Exit codes of SPEC 9. */
+/** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
 const EXIT_USAGE = 2
-const EXIT_INTERRUPTED = 130
 
 class UsageError extends Error {}
 
@@ -30,15 +31,41 @@ const OPTIONS = {
 
 type Flags = ReturnType<typeof parseFlags>['values']
 
+const LONG_OPTIONS = Object.keys(OPTIONS).map((name) => `--${name}`)
+
 function parseFlags(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    const { code, message } = error as { code?: string; message: string }
+    // Node's text goes on about '--'; a typo is far likelier, so name the option meant instead.
+    const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(message)?.[1] : undefined
+    if (unknown === undefined) throw new UsageError(message)
+    const meant = unknown.startsWith('--') ? closest(unknown, LONG_OPTIONS) : undefined
+    throw new UsageError(`Unknown option '${unknown}'${meant ? `. Did you mean ${meant}?` : ''}`)
   }
 }
 
-/** The API, loaded only when a command needs it: `--help` and `--version` never load the addon. */
+/** Shown in a message: a prompt passed without --prompt can be long. */
+function shown(argument: string): string {
+  return argument.length > 40 ? `${argument.slice(0, 40)}…` : argument
+}
+
+/** An unknown command, with the command (or the option: `review` → `--review`) most likely meant. */
+function unknownCommand(command: string): UsageError {
+  const meant = closest(command, Object.keys(COMMAND_HELP)) ?? closest(command, LONG_OPTIONS)
+  const hint = meant ? `. Did you mean ${meant}?` : /\s/.test(command) ? '. To ask something, pass it with --prompt' : ''
+  return new UsageError(`unknown command: ${shown(command)}${hint}`)
+}
+
+/** The help of `command`, or of the whole CLI. */
+function helpOf(command: string | undefined): string {
+  if (command === undefined) return HELP
+  if (!Object.hasOwn(COMMAND_HELP, command)) throw unknownCommand(command)
+  return COMMAND_HELP[command]
+}
+
+/** The API, loaded only when a command needs it: help and `--version` never load the addon. */
 function api(): typeof import('../index.js') {
   return require('../index.js') as typeof import('../index.js')
 }
@@ -58,10 +85,52 @@ function truthy(value: string | undefined): boolean {
   return value === 'true' || value === '1'
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+/**
+ * A decimal number, sign, fraction and exponent allowed: `30`, `2.5`, `.5`, `-1`, `1e3`; not `5m`,
+ * `0x10`, `NaN`, `Infinity` or an empty string, which Number() would also take.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
+
+/**
+ * `--timeout`, else PHONE_A_FRIEND_TIMEOUT, as seconds. Anything but a number is a usage error
+ * naming the value; a number out of range (0, -1, 1e999) is left to the relay (ERR_INVALID_TIMEOUT).
+ */
+function timeoutSeconds(flags: Flags): number | undefined {
+  const [value, source] = flags.timeout !== undefined ? [flags.timeout, '--timeout'] : [envFlag('PHONE_A_FRIEND_TIMEOUT'), 'PHONE_A_FRIEND_TIMEOUT']
+  if (value === undefined) return undefined
+  if (!DECIMAL.test(value)) throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`)
+  return Number(value)
+}
+
+/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+function readStdin(signal: AbortSignal): Promise<string> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  const stdin = process.stdin
+  // Someone at a terminal may not know the CLI is waiting on them.
+  if (stdin.isTTY) process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n')
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const onData = (chunk: Buffer): void => void chunks.push(chunk)
+    const onEnd = (): void => {
+      settle()
+      resolve(Buffer.concat(chunks).toString('utf8'))
+    }
+    const onError = (error: Error): void => {
+      settle()
+      reject(error)
+    }
+    const onAbort = (): void => {
+      settle()
+      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
+      reject(signal.reason)
+    }
+    const settle = (): void => {
+      stdin.off('data', onData).off('end', onEnd).off('error', onError)
+      signal.removeEventListener('abort', onAbort)
+    }
+    stdin.on('data', onData).on('end', onEnd).on('error', onError)
+    signal.addEventListener('abort', onAbort)
+  })
 }
 
 interface Request {
@@ -71,10 +140,10 @@ interface Request {
 
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
   const review = Boolean(flags.review || flags.base !== undefined)
-  let prompt = flags.prompt
-  if (prompt === '-') prompt = await readStdin()
-  if (prompt === undefined && !review) throw new UsageError('missing --prompt')
-  const timeout = flags.timeout ?? envFlag('PHONE_A_FRIEND_TIMEOUT')
+  // Usage first, so a bad value does not wait on stdin.
+  if (flags.prompt === undefined && !review) throw new UsageError('missing --prompt')
+  const timeout = timeoutSeconds(flags)
+  const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt
   const options: RelayOptions & ReviewRelayOptions = {
     prompt: prompt as string,
     repoPath: flags.repo ?? process.cwd(),
@@ -82,8 +151,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     contextFile: flags['context-file'],
     contextText: flags['context-text'],
     includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
-    // Not a number: the relay reports ERR_INVALID_TIMEOUT in its turn.
-    timeoutSeconds: timeout === undefined ? undefined : Number(timeout),
+    timeoutSeconds: timeout,
     model: flags.model,
     sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')) as SandboxMode | undefined,
     base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
@@ -100,20 +168,13 @@ function printError(error: unknown, json: boolean): void {
   else process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`)
 }
 
-async function runRelay(flags: Flags): Promise<number> {
-  const controller = new AbortController()
-  let interrupted = false
-  const onSigint = (): void => {
-    if (interrupted) process.exit(EXIT_INTERRUPTED) // a second Ctrl-C does not wait
-    interrupted = true
-    controller.abort(new Error('Interrupted (SIGINT)'))
-  }
-  process.on('SIGINT', onSigint)
-  const { relay, reviewRelay, DEFAULT_BACKEND } = api()
+async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
   const { startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
   try {
-    const request = await buildRequest(flags, controller.signal)
+    const request = await buildRequest(flags, life.signal)
+    // The addon only now: a usage error never needs it.
+    const { relay, reviewRelay, DEFAULT_BACKEND } = api()
     stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`)
     const answer = request.review ? await reviewRelay(request.options) : await relay(request.options)
     stopSpinner()
@@ -122,49 +183,74 @@ async function runRelay(flags: Flags): Promise<number> {
   } catch (error) {
     stopSpinner()
     if (error instanceof UsageError) throw error
-    if (interrupted) {
-      if (flags.json) printError(error, true)
-      else process.stderr.write('Interrupted.\n')
-      return EXIT_INTERRUPTED
-    }
+    if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR
-  } finally {
-    process.off('SIGINT', onSigint)
   }
 }
 
-async function runDoctor(flags: Flags): Promise<number> {
-  const { doctor, formatDoctor } = await import('./doctor.js')
-  const report = await doctor()
+async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
+  let report: import('./doctor.js').DoctorReport
+  let formatDoctor: typeof import('./doctor.js').formatDoctor
+  try {
+    const loaded = await import('./doctor.js') // loads the addon, which may fail to load
+    formatDoctor = loaded.formatDoctor
+    report = await loaded.doctor({ model: flags.model, signal: life.signal })
+  } catch (error) {
+    printError(error, Boolean(flags.json))
+    return EXIT_RELAY_ERROR
+  }
+  if (life.stopped) return life.report(Boolean(flags.json))
   process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report))
-  return report.backends.some((backend) => backend.found) ? 0 : EXIT_RELAY_ERROR
+  return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
 }
 
-async function dispatch(argv: string[]): Promise<number> {
+async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   const { values: flags, positionals } = parseFlags(argv)
+  const [command, ...rest] = positionals
+  if (command === 'help') {
+    if (rest.length > 1) throw new UsageError(`unexpected argument: ${shown(rest[1])}`)
+    process.stdout.write(helpOf(rest[0]))
+    return 0
+  }
   if (flags.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(command))
     return 0
   }
   if (flags.version) {
     process.stdout.write(`${version()}\n`)
     return 0
   }
-  const [command = 'relay', ...rest] = positionals
-  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`)
-  if (command === 'doctor') return runDoctor(flags)
-  if (command === 'relay') return runRelay(flags)
-  throw new UsageError(`unknown command: ${command}`)
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${shown(rest[0])}`)
+  if (command === 'doctor') return runDoctor(flags, life)
+  if (command === undefined || command === 'relay') return runRelay(flags, life)
+  throw unknownCommand(command)
+}
+
+/** `--json` among the options, even when the rest of them could not be parsed. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+}
+
+function printUsageError(error: UsageError, json: boolean): void {
+  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`)
+  else process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
 }
 
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 export async function main(argv: string[]): Promise<void> {
+  const life = new Lifetime()
+  let code: number
   try {
-    process.exitCode = await dispatch(argv)
+    code = await dispatch(argv, life)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
-    process.exitCode = EXIT_USAGE
+    printUsageError(error, wantsJson(argv))
+    code = EXIT_USAGE
+  } finally {
+    life.close()
   }
+  // A stop the command did not get to see (a reader that left while it printed) still counts.
+  process.exitCode = life.stopped ? life.report(wantsJson(argv)) : code
 }

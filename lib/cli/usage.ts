@@ -1,20 +1,15 @@
 export const USAGE_LINE =
   'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--json]'
 
-export const HELP = `phone-a-friend: ask another coding agent for a second opinion.
-
-${USAGE_LINE}
-       phone-a-friend doctor [--json]
-       phone-a-friend --version | --help
-
-Relay options:
+const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
   -t, --to <backend>       codex, gemini, ollama        (env PHONE_A_FRIEND_BACKEND, default codex)
   -r, --repo <dir>         Repository to work in        (default: the current directory)
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
       --include-diff       Add \`git diff HEAD\`          (env PHONE_A_FRIEND_INCLUDE_DIFF=true|1)
-      --timeout <s>        Seconds the backend may take (env PHONE_A_FRIEND_TIMEOUT, default 600)
+      --timeout <s>        Seconds the backend may take: a number like 30, 2.5 or 1e3
+                                                        (env PHONE_A_FRIEND_TIMEOUT, default 600)
   -m, --model <m>          Model for the backend
       --sandbox <mode>     read-only, workspace-write, danger-full-access
                                                         (env PHONE_A_FRIEND_SANDBOX, default read-only)
@@ -22,7 +17,57 @@ Relay options:
       --base <ref>         Base to review against; implies --review
                                                         (env PHONE_A_FRIEND_REVIEW_BASE, default main/master/HEAD~1)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
+                           (usage errors too, as code ERR_USAGE)`
 
-The answer goes to stdout, errors to stderr as "Error [<code>]: <message>".
-Exit codes: 0 answered, 1 relay error, 2 usage error, 130 interrupted.
+const RELAY_EXIT = `The answer goes to stdout, errors to stderr as "Error [<code>]: <message>".
+Exit codes: 0 answered, 1 relay error, 2 usage error; 129, 130, 143 stopped by SIGHUP, Ctrl-C,
+SIGTERM (the backend is killed); 141 output closed early (| head).`
+
+export const HELP = `phone-a-friend: ask another coding agent for a second opinion.
+
+${USAGE_LINE}
+       phone-a-friend doctor [--model <m>] [--json]
+       phone-a-friend help [<command>] | <command> --help | --version
+
+Commands:
+  relay    Ask a backend about the repository (the default)
+  doctor   Which backends are ready, and how to get the rest
+  help     This text, or a command's
+
+${RELAY_OPTIONS}
+
+${RELAY_EXIT}
 `
+
+const RELAY_HELP = `phone-a-friend relay: ask a backend about the repository (the default command).
+
+${USAGE_LINE}
+
+${RELAY_OPTIONS}
+
+${RELAY_EXIT}
+`
+
+const DOCTOR_HELP = `phone-a-friend doctor: which backends are ready, and how to get the rest.
+
+Usage: phone-a-friend doctor [--model <m>] [--json]
+
+  codex, gemini   Ready when their CLI is on PATH (its version is shown).
+  ollama          Ready when its server answers GET <host>/api/tags, whether or not the
+                  ollama binary is installed; the host comes from OLLAMA_HOST (default
+                  http://localhost:11434). Says when no model is set: Ollama needs one.
+
+  -m, --model <m>   The model a relay to ollama would use (env OLLAMA_MODEL)
+      --json        Print the report as JSON
+
+Exit codes: 0 at least one backend is ready, 1 none is, 2 usage error.
+`
+
+const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
+
+Usage: phone-a-friend help [relay|doctor|help]
+       phone-a-friend <command> --help
+`
+
+/** The commands, each with its help. */
+export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, help: HELP_HELP }
