@@ -1,16 +1,15 @@
 // Out of file descriptors (EMFILE): every relay settles with an answer or a coded error that
 // names the OS error, never ERR_BACKEND_NO_OUTPUT or ERR_INTERNAL, and nothing is left behind:
 // no temp folder, no process.
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FakeClis } from './support/fake-cli.js'
 import { processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
+import { relaysInAChild } from './support/many-relays.js'
 
-const ROOT = resolve(__dirname, '..')
 const RELAYS = 128
 const FD_LIMIT = 128
 
@@ -30,32 +29,15 @@ afterAll(() => {
   rmSync(relayTmp, { recursive: true, force: true })
 })
 
-const HOST = `
-const { relay } = require(process.env.PAF_ROOT)
-const runs = Array.from({ length: ${RELAYS} }, () =>
-  relay({ prompt: 'hi', repoPath: process.env.PAF_REPO, timeoutSeconds: 30 }).then(
-    (answer) => ({ ok: true, answer }),
-    (error) => ({ ok: false, code: error.code, message: error.message }),
-  ))
-Promise.all(runs).then((results) => process.stdout.write(JSON.stringify(results)))
-`
-
-interface Result {
-  ok: boolean
-  answer?: string
-  code?: string
-  message?: string
-}
-
 describe(`${RELAYS} relays at once under ulimit -n ${FD_LIMIT}`, () => {
   it('each answers or fails with a coded error naming the OS error; nothing is left behind', () => {
     const mark = `emfile-${process.pid}-${Date.now()}`
-    const out = execFileSync('sh', ['-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`, process.execPath, HOST], {
-      env: { ...process.env, PAF_ROOT: ROOT, PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
-      encoding: 'utf8',
-      timeout: 60_000,
-    })
-    const results = JSON.parse(out) as Result[]
+    const results = relaysInAChild(
+      ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
+      RELAYS,
+      { timeoutSeconds: 30 },
+      { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
+    )
     expect(results).toHaveLength(RELAYS)
     const answered = results.filter((r) => r.ok)
     const failed = results.filter((r) => !r.ok)

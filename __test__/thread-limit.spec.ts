@@ -4,13 +4,13 @@
 import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FakeClis } from './support/fake-cli.js'
 import { processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
+import { relaysInAChild } from './support/many-relays.js'
 
-const ROOT = resolve(__dirname, '..')
 const RELAYS = 32
 const canDropToNobody = process.getuid?.() === 0
 
@@ -32,37 +32,16 @@ afterAll(() => {
   rmSync(relayTmp, { recursive: true, force: true })
 })
 
-const HOST = `
-const { relay } = require(process.env.PAF_ROOT)
-const runs = Array.from({ length: ${RELAYS} }, () =>
-  relay({ prompt: 'hi', repoPath: process.env.PAF_REPO, includeDiff: true, timeoutSeconds: 30 }).then(
-    (answer) => ({ ok: true, answer }),
-    (error) => ({ ok: false, code: error.code, message: error.message }),
-  ))
-Promise.all(runs).then((results) => process.stdout.write(JSON.stringify(results)))
-`
-
-interface Result {
-  ok: boolean
-  answer?: string
-  code?: string
-  message?: string
-}
-
 describe.skipIf(!canDropToNobody)(`${RELAYS} relays with includeDiff under a process limit`, () => {
   // Node and the addon's runtime need about a dozen threads; each relay needs a few more.
   it.each([14, 24])('ulimit -u %i: answers or coded errors with the OS words, never a panic', (limit) => {
     const mark = `nproc-${process.pid}-${limit}-${Date.now()}`
-    const out = execFileSync(
-      'setpriv',
-      ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'bash', '-c', `ulimit -u ${limit} && exec "$0" -e "$1"`, process.execPath, HOST],
-      {
-        env: { ...process.env, PAF_ROOT: ROOT, PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.2', PAF_NPROC_MARK: mark },
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
+    const results = relaysInAChild(
+      ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', 'bash', '-c', `ulimit -u ${limit} && exec "$0" -e "$1"`],
+      RELAYS,
+      { includeDiff: true, timeoutSeconds: 30 },
+      { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.2', PAF_NPROC_MARK: mark },
     )
-    const results = JSON.parse(out) as Result[]
     expect(results).toHaveLength(RELAYS)
     const failed = results.filter((r) => !r.ok)
     expect(failed.length).toBeGreaterThan(0) // the limit was really reached
