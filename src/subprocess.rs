@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
 use crate::deadline::Deadline;
-use crate::supervisor_protocol::{
+use phone_a_friend_supervisor::protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
 };
 
@@ -470,7 +470,7 @@ mod tests {
     fn is_alive(pid: i32) -> bool {
         std::fs::read(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|stat| crate::process_tree::parse_stat(&stat))
+            .and_then(|stat| phone_a_friend_supervisor::process_tree::parse_stat(&stat))
             .is_some_and(|info| info.is_running())
     }
 

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::supervisor_protocol::SUPERVISOR_FILE_NAME;
+use phone_a_friend_supervisor::protocol::SUPERVISOR_FILE_NAME;
 
 /// The supervisor's path, looked up once per process.
 pub fn executable() -> io::Result<&'static Path> {

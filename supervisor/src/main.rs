@@ -11,6 +11,11 @@
 //!
 //! It runs in a process group of its own, so a terminal's Ctrl-C reaches Node, not the backend:
 //! what Node does about it decides.
+//!
+//! It starts once per relay, so it skips std's runtime set-up (`no_main`: no stack-guard probe
+//! of `/proc/self/maps`, no signal stack); std's API, `args_os` included, works as usual.
+
+#![no_main]
 
 use std::ffi::OsString;
 use std::io;
@@ -19,16 +24,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "../process_tree.rs"]
-mod process_tree;
-#[path = "../supervisor_protocol.rs"]
-#[expect(
-    dead_code,
-    reason = "the library's side of the protocol is not used here"
-)]
-mod protocol;
-
-use protocol::*;
+use phone_a_friend_supervisor::process_tree;
+use phone_a_friend_supervisor::protocol::*;
 
 /// How often the parent is looked at when the kernel has no pidfd (before Linux 5.3).
 const PARENT_POLL: Duration = Duration::from_millis(100);
@@ -81,7 +78,8 @@ impl Args {
     }
 }
 
-fn main() {
+#[no_mangle]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     let args = match Args::parse(std::env::args_os().skip(1)) {
         Ok(args) => args,
         Err(detail) => fail_to_start(&format!("{detail} (os error {})", libc::EINVAL)),

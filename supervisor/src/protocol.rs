@@ -1,5 +1,5 @@
-//! How the library and the supervisor executable talk: its command line, and how it reports a
-//! backend it could not start. Shared by both (the executable includes this file by path).
+//! How the relay and the supervisor executable talk: its command line, and how it reports a
+//! backend it could not start.
 
 /// The executable's file name; it ships beside the addon's `.node` file.
 pub const SUPERVISOR_FILE_NAME: &str = "phone-a-friend-supervisor";

@@ -3,8 +3,6 @@
 //! (BACKENDS-2.md, "Process tree"), and daemons double-fork away from their parent. Under a
 //! child subreaper every such orphan is re-parented to the subreaper, so the parent links
 //! always lead back to it.
-//!
-//! Shared by the library and the supervisor executable (`src/bin`), so it uses std and libc only.
 
 use std::collections::HashMap;
 use std::io;
