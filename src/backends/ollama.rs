@@ -11,6 +11,7 @@ use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, ReviewRequest, RunRequest,
 };
 use crate::backends::ollama_host;
+use crate::deadline::Stop;
 use crate::errors::{BackendFailureKind, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
 
@@ -102,12 +103,27 @@ async fn chat(request: &RunRequest) -> BackendResult {
     let exchange = exchange(&client, &base, &body);
     match tokio::time::timeout(request.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
-        Ok(Err(err)) => Err(transport_failure(&client, &base, &err).await),
-        Err(_) => Err(BackendFailure::reported(
-            BackendFailureKind::Timeout,
-            format!("Ollama timed out after {}s", request.timeout.display()),
-        )),
+        Ok(Err(err)) => {
+            // The probe, too, ends with the call's deadline.
+            match request
+                .deadline
+                .bound(transport_failure(&client, &base, &err))
+                .await
+            {
+                Ok(failure) => Err(failure),
+                Err(Stop::Cancelled) => Err(BackendFailure::Cancelled),
+                Err(Stop::TimedOut) => Err(timed_out(request)),
+            }
+        }
+        Err(_) => Err(timed_out(request)),
     }
+}
+
+fn timed_out(request: &RunRequest) -> BackendFailure {
+    BackendFailure::reported(
+        BackendFailureKind::Timeout,
+        format!("Ollama timed out after {}s", request.timeout.display()),
+    )
 }
 
 /// `model`, else `OLLAMA_MODEL` from the relay's environment; an empty value counts as unset.
@@ -479,6 +495,25 @@ mod tests {
         })
         .await;
         reported(run(request(&server.url(), 30.0)).await)
+    }
+
+    #[tokio::test]
+    async fn the_probe_after_a_failed_request_ends_with_the_deadline() {
+        // The chat's connection is dropped (a transport error), the probe then gets no answer.
+        let server = TestServer::start(|received| match received.path.as_str() {
+            "/api/chat" => Reply::Close,
+            _ => Reply::Hang,
+        })
+        .await;
+        let started = std::time::Instant::now();
+        let (kind, message) = reported(run(request(&server.url(), 0.5)).await);
+        let elapsed = started.elapsed();
+        assert_eq!(
+            (kind, message.as_str()),
+            (BackendFailureKind::Timeout, "Ollama timed out after 0.5s")
+        );
+        // Not the probe's own 3 s.
+        assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
     }
 
     #[test]
