@@ -23,6 +23,11 @@ export interface BackendCall {
   env: Record<string, string>
   base?: string
   reviewPrompt?: string
+  /**
+   * The caller streams: the trampoline uses the backend's `runStream` when it has one and
+   * hands each chunk to `pushChunk`.
+   */
+  stream: boolean
 }
 
 /** What the trampoline resolves with: an `output`, or a `failure` kind. */
@@ -139,12 +144,43 @@ export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): s
 
 export declare function openCancelToken(scope: number): number
 
+/**
+ * A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
+ * 1 MiB unread), which is what pauses the backend. A chunk of an invocation that is over is
+ * dropped.
+ */
+export declare function pushChunk(invocation: number, text: string): Promise<void>
+
 /** Registers a JS backend, replacing any backend of the same name in this scope. */
 export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
 
 export declare function relay(options: NativeRelayOptions, caller: NativeCaller): Promise<string>
 
+/** Starts `relay()` with its text streamed; the wrapper calls it on the first `next()`. */
+export declare function relayStream(options: NativeRelayOptions, caller: NativeCaller): number
+
 /** Drops the JS backends of this scope and restores the built-ins. */
 export declare function resetRegistry(scope: number): void
 
 export declare function reviewRelay(options: NativeReviewOptions, caller: NativeCaller): Promise<string>
+
+/** Starts `reviewRelay()` with its text streamed (for `onChunk`). */
+export declare function reviewStream(options: NativeReviewOptions, caller: NativeCaller): number
+
+/**
+ * Gives up on a stream (`break`, `return()`, a throwing `onChunk`): the run is aborted, its
+ * backend stopped, and what it still sends is dropped.
+ */
+export declare function streamCancel(id: number): void
+
+/**
+ * The next chunk, else the answer; rejects as the relay failed. After the answer or a
+ * rejection the stream is gone.
+ */
+export declare function streamNext(id: number): Promise<StreamStep>
+
+/** One step of a stream: a chunk of text, or (once the run ended) the final answer. */
+export interface StreamStep {
+  text?: string
+  answer?: string
+}

@@ -17,6 +17,15 @@ export declare const MAX_OUTPUT_BYTES: number;
  */
 export declare function relay(options: RelayOptions): Promise<string>;
 /**
+ * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
+ * rejects the first `next()`), then the answer's text as the backend produces it; its return
+ * value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
+ * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the
+ * backend. At most 1 MiB of unread text is held: past that the backend is not read until you
+ * catch up.
+ */
+export declare function relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined>;
+/**
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.
  */

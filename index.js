@@ -2,6 +2,7 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.MAX_RELAY_DEPTH = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.DEFAULT_TIMEOUT_SECONDS = exports.registerBackend = exports.BackendError = exports.RelayError = void 0;
 exports.relay = relay;
+exports.relayStream = relayStream;
 exports.reviewRelay = reviewRelay;
 exports.detectDefaultBranch = detectDefaultBranch;
 exports.gitDiffBase = gitDiffBase;
@@ -34,15 +35,31 @@ exports.MAX_OUTPUT_BYTES = native_js_1.binding.MAX_OUTPUT_BYTES;
  * whose `code` says which); nothing throws synchronously.
  */
 async function relay(options) {
-    const { options: native, signal } = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, signal, onChunk } = (0, options_js_1.nativeRelayOptions)(options);
+    if (onChunk)
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
     return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.relay(native, caller));
+}
+/**
+ * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
+ * rejects the first `next()`), then the answer's text as the backend produces it; its return
+ * value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
+ * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the
+ * backend. At most 1 MiB of unread text is held: past that the backend is not read until you
+ * catch up.
+ */
+async function* relayStream(options) {
+    const { options: native, signal } = (0, options_js_1.nativeRelayOptions)(options);
+    return yield* (0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.relayStream(native, caller));
 }
 /**
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
 async function reviewRelay(options) {
-    const { options: native, signal } = (0, options_js_1.nativeReviewOptions)(options);
+    const { options: native, signal, onChunk } = (0, options_js_1.nativeReviewOptions)(options);
+    if (onChunk)
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
     return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.reviewRelay(native, caller));
 }
 /**

@@ -36,6 +36,12 @@ export interface Backend {
     name: string;
     allowedSandboxes: Iterable<SandboxMode>;
     run(options: BackendRunOptions): Promise<string>;
+    /**
+     * The answer as it is produced, for `relayStream()` and `onChunk` (else they get `run()`'s
+     * answer as one chunk). The chunks joined are the answer. Each chunk is taken only once the
+     * consumer has room for it (at most 1 MiB unread), so a slow consumer pauses this iterator.
+     */
+    runStream?(options: BackendRunOptions): AsyncIterable<string>;
     /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
     review?(options: BackendReviewOptions): Promise<string>;
 }

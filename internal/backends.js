@@ -61,6 +61,17 @@ function invalidOutput(name, method, output) {
     }
     return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` };
 }
+/** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
+async function streamed(backend, name, invocation, options) {
+    const parts = [];
+    for await (const chunk of backend.runStream?.(options) ?? []) {
+        if (typeof chunk !== 'string')
+            return chunk; // reported as an invalid answer
+        parts.push(chunk);
+        await native_js_1.binding.pushChunk(invocation, chunk);
+    }
+    return parts.join('');
+}
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend, name, call) {
     const record = (0, calls_js_1.callRecord)(call.callTag);
@@ -69,9 +80,13 @@ async function invoke(backend, name, call) {
     try {
         const options = optionsFor(call, signal);
         // Relays the backend starts (through timers and promise chains too) see its depth.
-        const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => call.method === 'run'
-            ? backend.run(options)
-            : backend.review?.(options));
+        const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => {
+            if (call.method !== 'run')
+                return backend.review?.(options);
+            if (call.stream && typeof backend.runStream === 'function')
+                return streamed(backend, name, call.invocation, options);
+            return backend.run(options);
+        });
         if (typeof output === 'string')
             return { output };
         return invalidOutput(name, call.method, output);
@@ -87,13 +102,15 @@ async function invoke(backend, name, call) {
 function registerBackend(backend) {
     if (typeof backend !== 'object' || backend === null)
         throw (0, errors_js_1.invalidArgType)('backend', 'of type object', backend);
-    const { name, allowedSandboxes, run, review } = backend;
+    const { name, allowedSandboxes, run, review, runStream } = backend;
     if (typeof name !== 'string' || name === '')
         throw (0, errors_js_1.invalidArgType)('backend.name', 'a non-empty string', name);
     if (typeof run !== 'function')
         throw (0, errors_js_1.invalidArgType)('backend.run', 'of type function', run);
     if (review !== undefined && typeof review !== 'function')
         throw (0, errors_js_1.invalidArgType)('backend.review', 'of type function', review);
+    if (runStream !== undefined && typeof runStream !== 'function')
+        throw (0, errors_js_1.invalidArgType)('backend.runStream', 'of type function', runStream);
     const iterable = allowedSandboxes;
     if (typeof iterable === 'string' || typeof iterable?.[Symbol.iterator] !== 'function') {
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', allowedSandboxes);

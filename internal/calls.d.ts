@@ -8,11 +8,17 @@ export interface CallRecord {
 export declare function callRecord(tag: number): CallRecord | undefined;
 /** Keeps a thrown value for the call and returns its handle. */
 export declare function keepThrown(record: CallRecord, value: unknown): number;
-/**
- * Runs one native call: snapshots the environment and cwd on this thread, bridges the
- * AbortSignal to a native cancellation token, and turns a native failure into what the caller
- * must see.
- */
+/** Runs one native call and turns a native failure into what the caller must see. */
 export declare function callNative<T>(signal: AbortSignal | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T>;
+/**
+ * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
+ * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ */
+export declare function streamNative(signal: AbortSignal | undefined, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined>;
+/**
+ * Runs a stream for a caller's `onChunk`: each chunk is handed to it; a throw from it aborts
+ * the run and rejects with what it threw.
+ */
+export declare function collectStream(stream: AsyncGenerator<string, string, undefined>, onChunk: (text: string) => void): Promise<string>;
 /** Turns a native failure into a `RelayError`, an `AbortError` or the value a backend threw. */
 export declare function fromNative(error: unknown, record?: CallRecord): unknown;

@@ -3,6 +3,8 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.callRecord = callRecord;
 exports.keepThrown = keepThrown;
 exports.callNative = callNative;
+exports.streamNative = streamNative;
+exports.collectStream = collectStream;
 exports.fromNative = fromNative;
 const native_js_1 = require("./native.js");
 const errors_js_1 = require("./errors.js");
@@ -34,11 +36,10 @@ function environment() {
     return (0, depth_js_1.withBackendDepth)(env);
 }
 /**
- * Runs one native call: snapshots the environment and cwd on this thread, bridges the
- * AbortSignal to a native cancellation token, and turns a native failure into what the caller
- * must see.
+ * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
+ * a native cancellation token (registered here, so an abort cannot race it).
  */
-async function callNative(signal, start) {
+function openCall(signal) {
     if (signal?.aborted)
         throw new errors_js_1.AbortError(undefined, { cause: signal.reason });
     const tag = nextTag();
@@ -47,17 +48,76 @@ async function callNative(signal, start) {
     const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
     signal?.addEventListener('abort', onAbort, { once: true });
+    return {
+        caller: { scope: native_js_1.scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId },
+        record,
+        close() {
+            calls.delete(tag);
+            if (signal) {
+                signal.removeEventListener('abort', onAbort);
+                native_js_1.binding.closeCancelToken(cancelId);
+            }
+        },
+    };
+}
+/** Runs one native call and turns a native failure into what the caller must see. */
+async function callNative(signal, start) {
+    const call = openCall(signal);
     try {
-        return await start({ scope: native_js_1.scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId });
+        return await start(call.caller);
     }
     catch (error) {
-        throw fromNative(error, record);
+        throw fromNative(error, call.record);
     }
     finally {
-        calls.delete(tag);
-        if (signal) {
-            signal.removeEventListener('abort', onAbort);
-            native_js_1.binding.closeCancelToken(cancelId);
+        call.close();
+    }
+}
+/**
+ * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
+ * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ */
+async function* streamNative(signal, start) {
+    const call = openCall(signal);
+    let id;
+    let settled = false;
+    try {
+        id = start(call.caller);
+        for (;;) {
+            const step = await native_js_1.binding.streamNext(id);
+            if (typeof step.text === 'string') {
+                yield step.text;
+                continue;
+            }
+            settled = true;
+            return step.answer ?? '';
+        }
+    }
+    catch (error) {
+        settled = true;
+        throw fromNative(error, call.record);
+    }
+    finally {
+        if (id !== undefined && !settled)
+            native_js_1.binding.streamCancel(id);
+        call.close();
+    }
+}
+/**
+ * Runs a stream for a caller's `onChunk`: each chunk is handed to it; a throw from it aborts
+ * the run and rejects with what it threw.
+ */
+async function collectStream(stream, onChunk) {
+    for (;;) {
+        const step = await stream.next();
+        if (step.done)
+            return step.value;
+        try {
+            onChunk(step.value);
+        }
+        catch (thrown) {
+            await stream.return('');
+            throw thrown;
         }
     }
 }

@@ -34,6 +34,12 @@ export interface RelayOptions {
     sandbox?: SandboxMode;
     /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
     signal?: AbortSignal;
+    /**
+     * Receives the answer's text as the backend produces it (the chunks `relayStream()` yields);
+     * the promise still resolves with the whole answer. If it throws, the relay is aborted and
+     * rejects with what it threw.
+     */
+    onChunk?: ((text: string) => void) | null;
 }
 export interface ReviewRelayOptions {
     /** The repository to review; relative paths resolve against `process.cwd()`. */
@@ -67,17 +73,20 @@ export interface ReviewRelayOptions {
     sandbox?: SandboxMode;
     /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
     signal?: AbortSignal;
+    /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
+    onChunk?: ((text: string) => void) | null;
 }
 type Fields = Record<string, unknown>;
 export declare function signalOf(options: Fields): AbortSignal | undefined;
-export declare function nativeRelayOptions(input: unknown): {
-    options: NativeRelayOptions;
+/** `onChunk`, when one is given. */
+export declare function onChunkOf(options: Fields): ((text: string) => void) | undefined;
+export interface Parsed<T> {
+    options: T;
     signal?: AbortSignal;
-};
-export declare function nativeReviewOptions(input: unknown): {
-    options: NativeReviewOptions;
-    signal?: AbortSignal;
-};
+    onChunk?: (text: string) => void;
+}
+export declare function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions>;
+export declare function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>;
 /** Options of the synchronous git helpers. */
 export interface GitHelperOptions {
     /**

@@ -1,6 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.signalOf = signalOf;
+exports.onChunkOf = onChunkOf;
 exports.nativeRelayOptions = nativeRelayOptions;
 exports.nativeReviewOptions = nativeReviewOptions;
 exports.gitHelperTimeout = gitHelperTimeout;
@@ -49,6 +50,15 @@ function signalOf(options) {
         throw (0, errors_js_1.invalidArgType)('options.signal', 'an instance of AbortSignal', value);
     return value;
 }
+/** `onChunk`, when one is given. */
+function onChunkOf(options) {
+    const value = options.onChunk;
+    if (value === undefined || value === null)
+        return undefined;
+    if (typeof value !== 'function')
+        throw (0, errors_js_1.invalidArgType)('options.onChunk', 'of type function', value);
+    return value;
+}
 function nativeRelayOptions(input) {
     const fields = objectArgument(input, 'options');
     const options = {
@@ -63,7 +73,7 @@ function nativeRelayOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) };
 }
 function nativeReviewOptions(input) {
     const fields = objectArgument(input, 'options');
@@ -76,7 +86,7 @@ function nativeReviewOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

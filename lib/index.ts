@@ -3,7 +3,7 @@
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
 import { binding } from './internal/native.js'
-import { callNative, fromNative } from './internal/calls.js'
+import { callNative, collectStream, fromNative, streamNative } from './internal/calls.js'
 import {
   gitHelperTimeout,
   nativeRelayOptions,
@@ -35,8 +35,22 @@ export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
  * whose `code` says which); nothing throws synchronously.
  */
 export async function relay(options: RelayOptions): Promise<string> {
-  const { options: native, signal } = nativeRelayOptions(options)
+  const { options: native, signal, onChunk } = nativeRelayOptions(options)
+  if (onChunk) return collectStream(streamNative(signal, (caller) => binding.relayStream(native, caller)), onChunk)
   return callNative(signal, (caller) => binding.relay(native, caller))
+}
+
+/**
+ * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
+ * rejects the first `next()`), then the answer's text as the backend produces it; its return
+ * value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
+ * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the
+ * backend. At most 1 MiB of unread text is held: past that the backend is not read until you
+ * catch up.
+ */
+export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
+  const { options: native, signal } = nativeRelayOptions(options)
+  return yield* streamNative(signal, (caller) => binding.relayStream(native, caller))
 }
 
 /**
@@ -44,7 +58,8 @@ export async function relay(options: RelayOptions): Promise<string> {
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
 export async function reviewRelay(options: ReviewRelayOptions): Promise<string> {
-  const { options: native, signal } = nativeReviewOptions(options)
+  const { options: native, signal, onChunk } = nativeReviewOptions(options)
+  if (onChunk) return collectStream(streamNative(signal, (caller) => binding.reviewStream(native, caller)), onChunk)
   return callNative(signal, (caller) => binding.reviewRelay(native, caller))
 }
 

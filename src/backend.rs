@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::stream::ChunkSink;
 use crate::text::js_number;
 
 /// A child process's whole environment.
@@ -57,6 +58,8 @@ pub struct RunRequest {
     pub sandbox: String,
     pub model: Option<String>,
     pub env: Env,
+    /// Where the answer's text goes as it is produced (SPEC 10); discards when nobody streams.
+    pub chunks: ChunkSink,
     /// Opaque to the core: lets the bindings match a backend call with the call that made it.
     pub call_tag: u32,
 }
@@ -74,6 +77,8 @@ pub struct ReviewRequest {
     pub env: Env,
     pub base: String,
     pub prompt: Option<String>,
+    /// See [`RunRequest::chunks`].
+    pub chunks: ChunkSink,
     /// See [`RunRequest::call_tag`].
     pub call_tag: u32,
 }

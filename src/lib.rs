@@ -17,6 +17,7 @@ pub mod limits;
 pub mod paths;
 pub mod registry;
 pub mod relay;
+pub mod stream;
 pub mod subprocess;
 pub mod supervisor;
 pub mod text;

@@ -22,6 +22,7 @@ use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
+use crate::stream::ChunkSink;
 use crate::text::js_trim;
 
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
@@ -67,6 +68,8 @@ pub struct CallContext {
     pub warn: Arc<dyn Warn>,
     /// Handed to backends as `call_tag`.
     pub tag: u32,
+    /// Where the backend's text goes as it is produced; `ChunkSink::discard()` for `relay()`.
+    pub chunks: ChunkSink,
 }
 
 pub struct Prepared<R> {
@@ -185,6 +188,7 @@ pub async fn prepare_relay(
             sandbox: target.sandbox,
             model: non_empty(options.model),
             env: child_env,
+            chunks: ChunkSink::discard(),
             call_tag,
         },
     })
@@ -227,6 +231,7 @@ pub async fn prepare_review(
             env: child_env,
             base,
             prompt: options.prompt,
+            chunks: ChunkSink::discard(),
             call_tag,
         },
     })
@@ -238,11 +243,15 @@ pub async fn relay(
     call: CallContext,
 ) -> Result<String, RelayFailure> {
     let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
-    let prepared = prepare_relay(
+    let Prepared {
+        backend,
+        mut request,
+    } = prepare_relay(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
-    run_backend(prepared.backend, prepared.request, &deadline).await
+    request.chunks = call.chunks;
+    run_backend(backend, request, &deadline).await
 }
 
 pub async fn review_relay(
@@ -251,10 +260,14 @@ pub async fn review_relay(
     call: CallContext,
 ) -> Result<String, RelayFailure> {
     let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
-    let Prepared { backend, request } = prepare_review(
+    let Prepared {
+        backend,
+        mut request,
+    } = prepare_review(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
+    request.chunks = call.chunks.clone();
     if let Some(native_review) = backend.clone().review(&request, call.cancel.clone()) {
         let result = native_review.await;
         match result {
@@ -270,7 +283,9 @@ pub async fn review_relay(
                 );
                 call.warn.warn(warning).await;
             }
-            other => return settle(backend.name(), other, &call.cancel),
+            other => {
+                return streamed(settle(backend.name(), other, &call.cancel), &call.chunks).await
+            }
         }
     }
     let ReviewRequest {
@@ -282,6 +297,7 @@ pub async fn review_relay(
         env: child_env,
         base,
         prompt,
+        chunks,
         call_tag,
     } = request;
     let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(&call.env), &deadline)
@@ -302,6 +318,7 @@ pub async fn review_relay(
         sandbox,
         model,
         env: child_env,
+        chunks,
         call_tag,
     };
     let deadline = request.deadline.clone();
@@ -320,8 +337,23 @@ async fn run_backend(
         return Err(RelayFailure::Aborted);
     }
     let name = backend.name().to_string();
+    let chunks = request.chunks.clone();
     let result = backend.run(request, cancel.clone()).await;
-    settle(&name, result, cancel)
+    streamed(settle(&name, result, cancel), &chunks).await
+}
+
+/// A backend that did not stream its answer (a JS backend's `run()`, say) streams it as one
+/// chunk, so a streaming caller always sees the whole answer.
+async fn streamed(
+    settled: Result<String, RelayFailure>,
+    chunks: &ChunkSink,
+) -> Result<String, RelayFailure> {
+    if let Ok(answer) = &settled {
+        if !chunks.has_sent() {
+            chunks.send(answer.clone()).await;
+        }
+    }
+    settled
 }
 
 /// A backend's result as the caller sees it; once the signal fired, the call is aborted.

@@ -83,6 +83,7 @@ fn env() -> Env {
 
 fn call(warnings: &Arc<Warnings>) -> CallContext {
     CallContext {
+        chunks: crate::stream::ChunkSink::discard(),
         env: env(),
         cwd: "/".into(),
         cancel: CancellationToken::new(),

@@ -45,6 +45,12 @@ export interface Backend {
   name: string
   allowedSandboxes: Iterable<SandboxMode>
   run(options: BackendRunOptions): Promise<string>
+  /**
+   * The answer as it is produced, for `relayStream()` and `onChunk` (else they get `run()`'s
+   * answer as one chunk). The chunks joined are the answer. Each chunk is taken only once the
+   * consumer has room for it (at most 1 MiB unread), so a slow consumer pauses this iterator.
+   */
+  runStream?(options: BackendRunOptions): AsyncIterable<string>
   /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
   review?(options: BackendReviewOptions): Promise<string>
 }
@@ -103,6 +109,17 @@ function invalidOutput(name: string, method: string, output: unknown): Failure {
   return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` }
 }
 
+/** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
+async function streamed(backend: Backend, name: string, invocation: number, options: BackendRunOptions): Promise<unknown> {
+  const parts: string[] = []
+  for await (const chunk of backend.runStream?.(options) ?? []) {
+    if (typeof chunk !== 'string') return chunk // reported as an invalid answer
+    parts.push(chunk)
+    await binding.pushChunk(invocation, chunk)
+  }
+  return parts.join('')
+}
+
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
   const record = callRecord(call.callTag)
@@ -111,9 +128,11 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   try {
     const options = optionsFor(call, signal)
     // Relays the backend starts (through timers and promise chains too) see its depth.
-    const output: unknown = await runAtDepthOf(call.env, () => call.method === 'run'
-      ? backend.run(options as BackendRunOptions)
-      : backend.review?.(options as BackendReviewOptions))
+    const output: unknown = await runAtDepthOf(call.env, () => {
+      if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
+      if (call.stream && typeof backend.runStream === 'function') return streamed(backend, name, call.invocation, options as BackendRunOptions)
+      return backend.run(options as BackendRunOptions)
+    })
     if (typeof output === 'string') return { output }
     return invalidOutput(name, call.method, output)
   } catch (thrown) {
@@ -126,10 +145,11 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export function registerBackend(backend: Backend): void {
   if (typeof backend !== 'object' || backend === null) throw invalidArgType('backend', 'of type object', backend)
-  const { name, allowedSandboxes, run, review } = backend
+  const { name, allowedSandboxes, run, review, runStream } = backend
   if (typeof name !== 'string' || name === '') throw invalidArgType('backend.name', 'a non-empty string', name)
   if (typeof run !== 'function') throw invalidArgType('backend.run', 'of type function', run)
   if (review !== undefined && typeof review !== 'function') throw invalidArgType('backend.review', 'of type function', review)
+  if (runStream !== undefined && typeof runStream !== 'function') throw invalidArgType('backend.runStream', 'of type function', runStream)
   const iterable = allowedSandboxes as unknown
   if (typeof iterable === 'string' || typeof (iterable as Iterable<unknown> | null)?.[Symbol.iterator] !== 'function') {
     throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', allowedSandboxes)

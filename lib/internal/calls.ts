@@ -46,12 +46,18 @@ function environment(): Record<string, string> {
   return withBackendDepth(env)
 }
 
+/** One call in progress on the JS side: what native code is given, and its cleanup. */
+interface OpenCall {
+  readonly caller: NativeCaller
+  readonly record: CallRecord
+  close(): void
+}
+
 /**
- * Runs one native call: snapshots the environment and cwd on this thread, bridges the
- * AbortSignal to a native cancellation token, and turns a native failure into what the caller
- * must see.
+ * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
+ * a native cancellation token (registered here, so an abort cannot race it).
  */
-export async function callNative<T>(signal: AbortSignal | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
+function openCall(signal: AbortSignal | undefined): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
   const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal }
@@ -59,15 +65,75 @@ export async function callNative<T>(signal: AbortSignal | undefined, start: (cal
   const cancelId = signal ? binding.openCancelToken(scope) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
   signal?.addEventListener('abort', onAbort, { once: true })
+  return {
+    caller: { scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId },
+    record,
+    close() {
+      calls.delete(tag)
+      if (signal) {
+        signal.removeEventListener('abort', onAbort)
+        binding.closeCancelToken(cancelId as number)
+      }
+    },
+  }
+}
+
+/** Runs one native call and turns a native failure into what the caller must see. */
+export async function callNative<T>(signal: AbortSignal | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
+  const call = openCall(signal)
   try {
-    return await start({ scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId })
+    return await start(call.caller)
   } catch (error) {
-    throw fromNative(error, record)
+    throw fromNative(error, call.record)
   } finally {
-    calls.delete(tag)
-    if (signal) {
-      signal.removeEventListener('abort', onAbort)
-      binding.closeCancelToken(cancelId as number)
+    call.close()
+  }
+}
+
+/**
+ * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
+ * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ */
+export async function* streamNative(
+  signal: AbortSignal | undefined,
+  start: (caller: NativeCaller) => number,
+): AsyncGenerator<string, string, undefined> {
+  const call = openCall(signal)
+  let id: number | undefined
+  let settled = false
+  try {
+    id = start(call.caller)
+    for (;;) {
+      const step = await binding.streamNext(id)
+      if (typeof step.text === 'string') {
+        yield step.text
+        continue
+      }
+      settled = true
+      return step.answer ?? ''
+    }
+  } catch (error) {
+    settled = true
+    throw fromNative(error, call.record)
+  } finally {
+    if (id !== undefined && !settled) binding.streamCancel(id)
+    call.close()
+  }
+}
+
+/**
+ * Runs a stream for a caller's `onChunk`: each chunk is handed to it; a throw from it aborts
+ * the run and rejects with what it threw.
+ */
+export async function collectStream(stream: AsyncGenerator<string, string, undefined>, onChunk: (text: string) => void): Promise<string> {
+  for (;;) {
+    const step = await stream.next()
+    if (step.done) return step.value
+    try {
+      onChunk(step.value)
+    } catch (thrown) {
+      await stream.return('')
+      throw thrown
     }
   }
 }

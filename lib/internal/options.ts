@@ -37,6 +37,12 @@ export interface RelayOptions {
   sandbox?: SandboxMode
   /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
+  /**
+   * Receives the answer's text as the backend produces it (the chunks `relayStream()` yields);
+   * the promise still resolves with the whole answer. If it throws, the relay is aborted and
+   * rejects with what it threw.
+   */
+  onChunk?: ((text: string) => void) | null
 }
 
 export interface ReviewRelayOptions {
@@ -71,6 +77,8 @@ export interface ReviewRelayOptions {
   sandbox?: SandboxMode
   /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
+  /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
+  onChunk?: ((text: string) => void) | null
 }
 
 type Fields = Record<string, unknown>
@@ -115,7 +123,21 @@ export function signalOf(options: Fields): AbortSignal | undefined {
   return value
 }
 
-export function nativeRelayOptions(input: unknown): { options: NativeRelayOptions; signal?: AbortSignal } {
+/** `onChunk`, when one is given. */
+export function onChunkOf(options: Fields): ((text: string) => void) | undefined {
+  const value = options.onChunk
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'function') throw invalidArgType('options.onChunk', 'of type function', value)
+  return value as (text: string) => void
+}
+
+export interface Parsed<T> {
+  options: T
+  signal?: AbortSignal
+  onChunk?: (text: string) => void
+}
+
+export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
   const fields = objectArgument(input, 'options')
   const options: NativeRelayOptions = {
     // A missing prompt is an empty one: ERR_PROMPT_REQUIRED, as the original reported it.
@@ -129,10 +151,10 @@ export function nativeRelayOptions(input: unknown): { options: NativeRelayOption
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) }
 }
 
-export function nativeReviewOptions(input: unknown): { options: NativeReviewOptions; signal?: AbortSignal } {
+export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions> {
   const fields = objectArgument(input, 'options')
   const options: NativeReviewOptions = {
     repoPath: requiredString(fields, 'repoPath'),
@@ -143,7 +165,7 @@ export function nativeReviewOptions(input: unknown): { options: NativeReviewOpti
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) }
 }
 
 /** Options of the synchronous git helpers. */

@@ -454,6 +454,7 @@ mod tests {
             sandbox: "read-only".into(),
             model: None,
             env,
+            chunks: crate::stream::ChunkSink::discard(),
             call_tag: 0,
         }
     }
@@ -536,6 +537,7 @@ mod tests {
             env: Env::new(),
             base: "main".into(),
             prompt: None,
+            chunks: crate::stream::ChunkSink::discard(),
             call_tag: 0,
         };
         assert!(backend.review(&review, CancellationToken::new()).is_none());

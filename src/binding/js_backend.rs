@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
 
 use napi::bindgen_prelude::Promise;
@@ -25,6 +25,7 @@ use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, ReviewRequest, RunRequest, Timeout,
 };
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::stream::ChunkSink;
 
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
 /// long enough that a backend's own timeout error wins the race.
@@ -45,6 +46,9 @@ pub struct BackendCall {
     pub env: HashMap<String, String>,
     pub base: Option<String>,
     pub review_prompt: Option<String>,
+    /// The caller streams: the trampoline uses the backend's `runStream` when it has one and
+    /// hands each chunk to `pushChunk`.
+    pub stream: bool,
 }
 
 /// What the trampoline resolves with: an `output`, or a `failure` kind.
@@ -77,6 +81,44 @@ pub type InvokeFn =
 pub type AbortFn = ThreadsafeFunction<InvocationAbort, (), InvocationAbort, Status, false, true>;
 
 static NEXT_INVOCATION: AtomicU32 = AtomicU32::new(1);
+
+/// Where the chunks of each streaming invocation go, while it runs.
+static STREAMING: LazyLock<Mutex<HashMap<u32, ChunkSink>>> = LazyLock::new(Mutex::default);
+
+fn streaming() -> MutexGuard<'static, HashMap<u32, ChunkSink>> {
+    STREAMING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Keeps an invocation's sink findable by `pushChunk` until the invocation is over.
+struct StreamingInvocation(u32);
+
+impl StreamingInvocation {
+    fn open(invocation: u32, sink: ChunkSink) -> Option<StreamingInvocation> {
+        sink.is_streaming().then(|| {
+            streaming().insert(invocation, sink);
+            StreamingInvocation(invocation)
+        })
+    }
+}
+
+impl Drop for StreamingInvocation {
+    fn drop(&mut self) {
+        streaming().remove(&self.0);
+    }
+}
+
+/// A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
+/// 1 MiB unread), which is what pauses the backend. A chunk of an invocation that is over is
+/// dropped.
+#[napi]
+pub async fn push_chunk(invocation: u32, text: String) {
+    let sink = streaming().get(&invocation).cloned();
+    if let Some(sink) = sink {
+        sink.send(text).await;
+    }
+}
 
 fn next_invocation() -> u32 {
     NEXT_INVOCATION.fetch_add(1, Ordering::Relaxed)
@@ -238,10 +280,13 @@ impl Backend for JsBackend {
 
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         let (timeout, time_left) = (request.timeout, request.deadline.remaining());
+        let invocation = next_invocation();
+        let streaming = StreamingInvocation::open(invocation, request.chunks);
         let call = BackendCall {
             method: "run".into(),
             call_tag: request.call_tag,
-            invocation: next_invocation(),
+            invocation,
+            stream: streaming.is_some(),
             prompt: Some(request.prompt),
             repo_path: request.repo_path,
             timeout_seconds: timeout.seconds(),
@@ -251,7 +296,11 @@ impl Backend for JsBackend {
             base: None,
             review_prompt: None,
         };
-        Box::pin(async move { self.call(call, timeout, time_left, cancel).await })
+        Box::pin(async move {
+            let result = self.call(call, timeout, time_left, cancel).await;
+            drop(streaming);
+            result
+        })
     }
 
     fn review(
@@ -279,6 +328,8 @@ impl Backend for JsBackend {
                 .collect(),
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),
+            // A native review answers in one piece.
+            stream: false,
         };
         Some(Box::pin(async move {
             self.call(call, timeout, time_left, cancel).await

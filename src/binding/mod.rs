@@ -5,6 +5,7 @@ mod cancel;
 mod errors;
 mod js_backend;
 mod scope;
+mod stream;
 
 use std::collections::HashMap;
 
@@ -106,6 +107,7 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
     // scope's teardown cancels the call either way.
     let cancel = cancel::token(caller.cancel_id).unwrap_or_else(|| scope_cancel.child_token());
     let context = CallContext {
+        chunks: crate::stream::ChunkSink::discard(),
         env: caller.env.into_iter().collect::<Env>(),
         cwd: caller.cwd,
         cancel,

@@ -1,0 +1,228 @@
+// SPEC 10 through the public API: relayStream() and onChunk, with JS backends (run, runStream)
+// and a CLI backend: chunks as produced, the same checks and answer as relay(), cancellation,
+// backpressure, a throwing onChunk.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { RelayError, _resetRegistry, registerBackend, relay, relayStream, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
+import { FakeClis } from './support/fake-cli.js'
+import { isAlive } from './support/processes.js'
+import { TempRepo } from './support/git-repo.js'
+
+let repo: TempRepo
+
+beforeEach(() => {
+  _resetRegistry()
+  repo = new TempRepo().write('a.txt', 'one\n').commit('first')
+})
+
+afterEach(() => {
+  _resetRegistry()
+  repo.remove()
+})
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** A JS backend whose runStream yields `chunks` with `gapMs` between them, and records what happened. */
+function streamingBackend(name: string, chunks: string[], gapMs = 0) {
+  const seen = { runs: 0, streams: 0, yielded: 0, aborted: false as boolean, finished: false }
+  registerBackend({
+    name,
+    allowedSandboxes: ['read-only'],
+    run: async () => {
+      seen.runs++
+      return chunks.join('')
+    },
+    async *runStream(options: BackendRunOptions) {
+      seen.streams++
+      options.signal.addEventListener('abort', () => (seen.aborted = true))
+      for (const chunk of chunks) {
+        if (gapMs) await sleep(gapMs)
+        if (options.signal.aborted) return
+        seen.yielded++
+        yield chunk
+      }
+      seen.finished = true
+    },
+  })
+  return seen
+}
+
+async function collect(stream: AsyncGenerator<string, string, undefined>): Promise<{ chunks: string[]; answer: string }> {
+  const chunks: string[] = []
+  for (;;) {
+    const step = await stream.next()
+    if (step.done) return { chunks, answer: step.value }
+    chunks.push(step.value)
+  }
+}
+
+describe('relayStream()', () => {
+  it('yields a runStream backend’s chunks as they come and returns what relay() answers', async () => {
+    const seen = streamingBackend('chunky', ['Hel', 'lo, ', 'wor', 'ld'], 30)
+    const started = Date.now()
+    const stream = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'chunky' })
+    const first = await stream.next()
+    const firstAt = Date.now() - started
+    const rest = await collect(stream)
+    const total = Date.now() - started
+    expect(first).toEqual({ done: false, value: 'Hel' })
+    expect(rest).toEqual({ chunks: ['lo, ', 'wor', 'ld'], answer: 'Hello, world' })
+    // The first chunk arrives well before the end (4 chunks, 30 ms apart).
+    expect(firstAt).toBeLessThan(total - 60)
+    await expect(relay({ prompt: 'hi', repoPath: repo.path, backend: 'chunky' })).resolves.toBe('Hello, world')
+    expect(seen).toMatchObject({ streams: 1, runs: 1, finished: true })
+  })
+
+  it('streams a backend without runStream as one chunk: run()’s answer', async () => {
+    registerBackend({ name: 'plain', allowedSandboxes: ['read-only'], run: async () => 'whole answer' })
+    expect(await collect(relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'plain' }))).toEqual({ chunks: ['whole answer'], answer: 'whole answer' })
+  })
+
+  it('starts nothing before the first next(), and a failed check rejects it with the same code', async () => {
+    const seen = streamingBackend('idle', ['x'])
+    const stream = relayStream({ prompt: '   ', repoPath: repo.path, backend: 'idle' })
+    await sleep(50)
+    expect(seen.streams).toBe(0)
+    await expect(stream.next()).rejects.toMatchObject({ name: 'RelayError', code: 'ERR_PROMPT_REQUIRED' })
+    await expect(stream.next()).resolves.toEqual({ done: true, value: undefined })
+    const badType = relayStream({ prompt: 'hi', repoPath: 42 } as never)
+    await expect(badType.next()).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+    for (const [options, code] of [
+      [{ prompt: 'hi', repoPath: repo.path, timeoutSeconds: 0 }, 'ERR_INVALID_TIMEOUT'],
+      [{ prompt: 'hi', repoPath: '/no/such/dir' }, 'ERR_INVALID_REPO'],
+      [{ prompt: 'hi', repoPath: repo.path, backend: 'nope' }, 'ERR_UNSUPPORTED_BACKEND'],
+    ] as const) {
+      const error = await relayStream(options).next().catch((e: unknown) => e)
+      const same = await relay(options).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(RelayError)
+      expect(error).toMatchObject({ code, message: (same as RelayError).message })
+    }
+  })
+
+  it('break after the first chunk aborts the backend: its signal fires and it yields no more', async () => {
+    const seen = streamingBackend('long', Array.from({ length: 50 }, (_, i) => `c${i} `), 20)
+    for await (const chunk of relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'long' })) {
+      expect(chunk).toBe('c0 ')
+      break
+    }
+    const until = Date.now() + 1000
+    while (!seen.aborted && Date.now() < until) await sleep(10)
+    expect(seen.aborted).toBe(true)
+    await sleep(100)
+    expect(seen.yielded).toBeLessThan(5)
+    expect(seen.finished).toBe(false)
+  })
+
+  it('the signal aborts a stream with an AbortError and stops the backend', async () => {
+    const seen = streamingBackend('slow', Array.from({ length: 50 }, () => 'z'), 20)
+    const controller = new AbortController()
+    const stream = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'slow', signal: controller.signal })
+    await stream.next()
+    controller.abort(new Error('enough'))
+    const error = await collect(stream).catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
+    expect((error as Error).cause).toEqual(new Error('enough'))
+    expect(seen.aborted).toBe(true)
+  })
+
+  it('holds at most about 1 MiB unread: a consumer that stops reading pauses the backend', async () => {
+    const chunk = 'x'.repeat(64 * 1024)
+    const seen = streamingBackend('flood', Array.from({ length: 200 }, () => chunk))
+    const stream = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'flood' })
+    await stream.next()
+    await sleep(300)
+    // 1 MiB in the native queue, plus the chunks in flight on each side of it.
+    expect(seen.yielded).toBeGreaterThanOrEqual(16)
+    expect(seen.yielded).toBeLessThanOrEqual(20)
+    const rest = await collect(stream)
+    expect(rest.answer.length).toBe(200 * chunk.length)
+    expect(seen.yielded).toBe(200)
+  })
+
+  it('keeps a 4-byte character whole however the chunks fall', async () => {
+    streamingBackend('emoji', ['a😀', '😀b', '😀'])
+    const { chunks, answer } = await collect(relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'emoji' }))
+    expect(chunks).toEqual(['a😀', '😀b', '😀'])
+    expect(answer).toBe('a😀😀b😀')
+  })
+})
+
+describe('onChunk', () => {
+  it('gets the same chunks on relay(); the promise resolves with the whole answer', async () => {
+    streamingBackend('chunky', ['one ', 'two ', 'three'], 5)
+    const chunks: string[] = []
+    await expect(relay({ prompt: 'hi', repoPath: repo.path, backend: 'chunky', onChunk: (text) => chunks.push(text) })).resolves.toBe('one two three')
+    expect(chunks).toEqual(['one ', 'two ', 'three'])
+  })
+
+  it('a throwing onChunk aborts the run and the relay rejects with what it threw', async () => {
+    const seen = streamingBackend('chunky', Array.from({ length: 50 }, () => 'w'), 10)
+    const thrown = new Error('consumer broke')
+    const error = await relay({ prompt: 'hi', repoPath: repo.path, backend: 'chunky', onChunk: () => { throw thrown } }).catch((e: unknown) => e)
+    expect(error).toBe(thrown)
+    const until = Date.now() + 1000
+    while (!seen.aborted && Date.now() < until) await sleep(10)
+    expect(seen.aborted).toBe(true)
+  })
+
+  it('refuses an onChunk that is not a function', async () => {
+    await expect(relay({ prompt: 'hi', repoPath: repo.path, onChunk: 'no' } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+  })
+
+  it('works on reviewRelay() too', async () => {
+    registerBackend({ name: 'reviewer', allowedSandboxes: ['read-only'], run: async () => 'looks fine', review: async () => 'native review' })
+    const chunks: string[] = []
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'reviewer', base: 'HEAD', onChunk: (t) => chunks.push(t) })).resolves.toBe('native review')
+    expect(chunks).toEqual(['native review'])
+  })
+})
+
+describe('a CLI backend', () => {
+  let fake: FakeClis
+  let tmp: string
+  let savedTmp: string | undefined
+
+  beforeEach(() => {
+    fake = new FakeClis()
+    savedTmp = process.env.TMPDIR
+    tmp = mkdtempSync(join(tmpdir(), 'paf-stream-tmp-'))
+    process.env.TMPDIR = tmp
+  })
+
+  afterEach(() => {
+    fake.restore()
+    if (savedTmp === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = savedTmp
+    rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('streams its answer and returns what relay() answers', async () => {
+    fake.mode('answer')
+    expect(await collect(relayStream({ prompt: 'hi', repoPath: repo.path }))).toEqual({ chunks: ['file answer'], answer: 'file answer' })
+  })
+
+  it('leaving a stream early kills the CLI and everything it started, and removes its temp folder', async () => {
+    fake.mode('hang-with-new-session')
+    const controller = new AbortController()
+    const stream = relayStream({ prompt: 'hi', repoPath: repo.path, signal: controller.signal })
+    const pending = stream.next()
+    const until = Date.now() + 5000
+    while (Date.now() < until) {
+      try {
+        if (readFileSync(join(fake.log, 'grandchild'), 'utf8').trim()) break
+      } catch {
+        // not yet
+      }
+      await sleep(10)
+    }
+    const grandchild = Number(readFileSync(join(fake.log, 'grandchild'), 'utf8'))
+    controller.abort()
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
+    const gone = Date.now() + 1000
+    while (isAlive(grandchild) && Date.now() < gone) await sleep(10)
+    expect(isAlive(grandchild)).toBe(false)
+    expect(readdirSync(tmp)).toEqual([])
+  })
+})
