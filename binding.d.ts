@@ -20,7 +20,11 @@ export interface BackendCall {
   timeoutSeconds: number
   sandbox: string
   model?: string
-  env: Record<string, string>
+  /**
+   * The child's `PHONE_A_FRIEND_DEPTH`: the trampoline builds the backend's `env` from the
+   * call's own snapshot with it, rather than receiving the whole environment back.
+   */
+  depth: string
   base?: string
   reviewPrompt?: string
   /**
@@ -109,7 +113,11 @@ export declare const MAX_RELAY_DEPTH: number
  */
 export interface NativeCaller {
   scope: number
-  env: Record<string, string>
+  /**
+   * The environment as `key=value` entries, each ended by NUL: one string crosses into Rust
+   * far faster than an object of strings (a value never holds NUL; a key never holds `=`).
+   */
+  env: string
   cwd: string
   callTag: number
   cancelId?: number

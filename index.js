@@ -35,10 +35,10 @@ exports.MAX_OUTPUT_BYTES = native_js_1.binding.MAX_OUTPUT_BYTES;
  * whose `code` says which); nothing throws synchronously.
  */
 async function relay(options) {
-    const { options: native, signal, onChunk } = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, signal, onChunk, refused } = (0, options_js_1.nativeRelayOptions)(options);
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.relay(native, caller));
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
+    return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.relay(native, caller));
 }
 /**
  * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
@@ -49,18 +49,18 @@ async function relay(options) {
  * catch up.
  */
 async function* relayStream(options) {
-    const { options: native, signal } = (0, options_js_1.nativeRelayOptions)(options);
-    return yield* (0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.relayStream(native, caller));
+    const { options: native, signal, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    return yield* (0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller));
 }
 /**
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
 async function reviewRelay(options) {
-    const { options: native, signal, onChunk } = (0, options_js_1.nativeReviewOptions)(options);
+    const { options: native, signal, onChunk, refused } = (0, options_js_1.nativeReviewOptions)(options);
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(signal, (caller) => native_js_1.binding.reviewRelay(native, caller));
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
+    return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.reviewRelay(native, caller));
 }
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or

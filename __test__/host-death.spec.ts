@@ -145,7 +145,8 @@ describe('nothing a relay starts outlives its host', () => {
     const script = `
       const native = require(${JSON.stringify(join(lonely, 'relay.node'))})
       const scope = native.createScope(() => {}, () => {})
-      const caller = { scope, env: { ...process.env }, cwd: process.cwd(), callTag: 1 }
+      const env = Object.entries(process.env).map(([key, value]) => key + '=' + value + '\\0').join('')
+      const caller = { scope, env, cwd: process.cwd(), callTag: 1 }
       native.relay({ prompt: 'hi', repoPath: ${JSON.stringify(repo.path)} }, caller).then(
         () => console.log('answered'), (e) => console.log(e.message))
     `

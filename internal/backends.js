@@ -7,13 +7,17 @@ const calls_js_1 = require("./calls.js");
 const depth_js_1 = require("./depth.js");
 const errors_js_1 = require("./errors.js");
 const invocations_js_1 = require("./invocations.js");
-function optionsFor(call, signal) {
+/** The backend's `env`: the call's snapshot with the depth its relay raised. */
+function childEnv(call, snapshot) {
+    return { ...snapshot, PHONE_A_FRIEND_DEPTH: call.depth };
+}
+function optionsFor(call, env, signal) {
     const common = {
         repoPath: call.repoPath,
         timeoutSeconds: call.timeoutSeconds,
         sandbox: call.sandbox,
         model: call.model ?? null,
-        env: call.env,
+        env,
         signal,
     };
     if (call.method === 'run')
@@ -78,9 +82,10 @@ async function invoke(backend, name, call) {
     // Opened before the first await: the native side aborts it only once this function has returned.
     const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
     try {
-        const options = optionsFor(call, signal);
+        const env = childEnv(call, record?.env);
+        const options = optionsFor(call, env, signal);
         // Relays the backend starts (through timers and promise chains too) see its depth.
-        const output = await (0, depth_js_1.runAtDepthOf)(call.env, () => {
+        const output = await (0, depth_js_1.runAtDepthOf)(env, () => {
             if (call.method !== 'run')
                 return backend.review?.(options);
             if (call.stream && typeof backend.runStream === 'function')

@@ -35,21 +35,32 @@ function environment() {
     }
     return (0, depth_js_1.withBackendDepth)(env);
 }
+/** `key=value` entries each ended by NUL: how the environment crosses into native code. */
+function serialized(env) {
+    let entries = '';
+    for (const key in env)
+        entries += `${key}=${env[key]}\0`;
+    return entries;
+}
 /**
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
  * a native cancellation token (registered here, so an abort cannot race it).
  */
-function openCall(signal) {
+function openCall(signal, refused) {
     if (signal?.aborted)
         throw new errors_js_1.AbortError(undefined, { cause: signal.reason });
+    // Checks that need no environment, file or backend fail here, before any of that is copied.
+    if (refused)
+        throw refused;
     const tag = nextTag();
-    const record = { thrown: new Map(), signal };
+    const env = environment();
+    const record = { thrown: new Map(), signal, env };
     calls.set(tag, record);
     const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
     signal?.addEventListener('abort', onAbort, { once: true });
     return {
-        caller: { scope: native_js_1.scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId },
+        caller: { scope: native_js_1.scope, env: serialized(env), cwd: process.cwd(), callTag: tag, cancelId },
         record,
         close() {
             calls.delete(tag);
@@ -61,8 +72,8 @@ function openCall(signal) {
     };
 }
 /** Runs one native call and turns a native failure into what the caller must see. */
-async function callNative(signal, start) {
-    const call = openCall(signal);
+async function callNative(signal, refused, start) {
+    const call = openCall(signal, refused);
     try {
         return await start(call.caller);
     }
@@ -77,8 +88,8 @@ async function callNative(signal, start) {
  * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
  * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
  */
-async function* streamNative(signal, start) {
-    const call = openCall(signal);
+async function* streamNative(signal, refused, start) {
+    const call = openCall(signal, refused);
     let id;
     let settled = false;
     try {

@@ -1,4 +1,5 @@
 import type { NativeRelayOptions, NativeReviewOptions } from '../binding.js';
+import { RelayError } from './errors.js';
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
 export interface RelayOptions {
@@ -84,6 +85,8 @@ export interface Parsed<T> {
     options: T;
     signal?: AbortSignal;
     onChunk?: (text: string) => void;
+    /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
+    refused?: RelayError;
 }
 export declare function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions>;
 export declare function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>;

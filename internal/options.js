@@ -59,6 +59,15 @@ function onChunkOf(options) {
         throw (0, errors_js_1.invalidArgType)('options.onChunk', 'of type function', value);
     return value;
 }
+/** Check 1 (a prompt blank after JavaScript's trim) and check 2 (a timeout that is not a finite number > 0). */
+function refusedEarly(prompt, timeoutSeconds) {
+    if (prompt !== undefined && prompt.trim() === '')
+        return new errors_js_1.RelayError('Prompt is required', 'ERR_PROMPT_REQUIRED');
+    if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
+        return new errors_js_1.RelayError('Timeout must be greater than zero', 'ERR_INVALID_TIMEOUT');
+    }
+    return undefined;
+}
 function nativeRelayOptions(input) {
     const fields = objectArgument(input, 'options');
     const options = {
@@ -73,7 +82,7 @@ function nativeRelayOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
 }
 function nativeReviewOptions(input) {
     const fields = objectArgument(input, 'options');
@@ -86,7 +95,7 @@ function nativeReviewOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

@@ -35,9 +35,9 @@ export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
  * whose `code` says which); nothing throws synchronously.
  */
 export async function relay(options: RelayOptions): Promise<string> {
-  const { options: native, signal, onChunk } = nativeRelayOptions(options)
-  if (onChunk) return collectStream(streamNative(signal, (caller) => binding.relayStream(native, caller)), onChunk)
-  return callNative(signal, (caller) => binding.relay(native, caller))
+  const { options: native, signal, onChunk, refused } = nativeRelayOptions(options)
+  if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.relayStream(native, caller)), onChunk)
+  return callNative(signal, refused, (caller) => binding.relay(native, caller))
 }
 
 /**
@@ -49,8 +49,8 @@ export async function relay(options: RelayOptions): Promise<string> {
  * catch up.
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
-  const { options: native, signal } = nativeRelayOptions(options)
-  return yield* streamNative(signal, (caller) => binding.relayStream(native, caller))
+  const { options: native, signal, refused } = nativeRelayOptions(options)
+  return yield* streamNative(signal, refused, (caller) => binding.relayStream(native, caller))
 }
 
 /**
@@ -58,9 +58,9 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
 export async function reviewRelay(options: ReviewRelayOptions): Promise<string> {
-  const { options: native, signal, onChunk } = nativeReviewOptions(options)
-  if (onChunk) return collectStream(streamNative(signal, (caller) => binding.reviewStream(native, caller)), onChunk)
-  return callNative(signal, (caller) => binding.reviewRelay(native, caller))
+  const { options: native, signal, onChunk, refused } = nativeReviewOptions(options)
+  if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.reviewStream(native, caller)), onChunk)
+  return callNative(signal, refused, (caller) => binding.reviewRelay(native, caller))
 }
 
 /**

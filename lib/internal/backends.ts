@@ -55,13 +55,18 @@ export interface Backend {
   review?(options: BackendReviewOptions): Promise<string>
 }
 
-function optionsFor(call: BackendCall, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
+/** The backend's `env`: the call's snapshot with the depth its relay raised. */
+function childEnv(call: BackendCall, snapshot: Record<string, string> | undefined): Record<string, string> {
+  return { ...snapshot, PHONE_A_FRIEND_DEPTH: call.depth }
+}
+
+function optionsFor(call: BackendCall, env: Record<string, string>, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
   const common = {
     repoPath: call.repoPath,
     timeoutSeconds: call.timeoutSeconds,
     sandbox: call.sandbox as SandboxMode,
     model: call.model ?? null,
-    env: call.env,
+    env,
     signal,
   }
   if (call.method === 'run') return { prompt: call.prompt ?? '', ...common }
@@ -126,9 +131,10 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   // Opened before the first await: the native side aborts it only once this function has returned.
   const signal = openInvocation(call.invocation, name, record?.signal)
   try {
-    const options = optionsFor(call, signal)
+    const env = childEnv(call, record?.env)
+    const options = optionsFor(call, env, signal)
     // Relays the backend starts (through timers and promise chains too) see its depth.
-    const output: unknown = await runAtDepthOf(call.env, () => {
+    const output: unknown = await runAtDepthOf(env, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
       if (call.stream && typeof backend.runStream === 'function') return streamed(backend, name, call.invocation, options as BackendRunOptions)
       return backend.run(options as BackendRunOptions)

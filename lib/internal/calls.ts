@@ -16,6 +16,8 @@ export interface CallRecord {
   /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
   readonly thrown: Map<number, unknown>
   readonly signal?: AbortSignal
+  /** The environment snapshot the call was made with (its JS backends' `env` derives from it). */
+  readonly env: Record<string, string>
 }
 
 const calls = new Map<number, CallRecord>()
@@ -46,6 +48,13 @@ function environment(): Record<string, string> {
   return withBackendDepth(env)
 }
 
+/** `key=value` entries each ended by NUL: how the environment crosses into native code. */
+function serialized(env: Record<string, string>): string {
+  let entries = ''
+  for (const key in env) entries += `${key}=${env[key]}\0`
+  return entries
+}
+
 /** One call in progress on the JS side: what native code is given, and its cleanup. */
 interface OpenCall {
   readonly caller: NativeCaller
@@ -57,16 +66,19 @@ interface OpenCall {
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
  * a native cancellation token (registered here, so an abort cannot race it).
  */
-function openCall(signal: AbortSignal | undefined): OpenCall {
+function openCall(signal: AbortSignal | undefined, refused: RelayError | undefined): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
+  // Checks that need no environment, file or backend fail here, before any of that is copied.
+  if (refused) throw refused
   const tag = nextTag()
-  const record: CallRecord = { thrown: new Map(), signal }
+  const env = environment()
+  const record: CallRecord = { thrown: new Map(), signal, env }
   calls.set(tag, record)
   const cancelId = signal ? binding.openCancelToken(scope) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
   signal?.addEventListener('abort', onAbort, { once: true })
   return {
-    caller: { scope, env: environment(), cwd: process.cwd(), callTag: tag, cancelId },
+    caller: { scope, env: serialized(env), cwd: process.cwd(), callTag: tag, cancelId },
     record,
     close() {
       calls.delete(tag)
@@ -79,8 +91,12 @@ function openCall(signal: AbortSignal | undefined): OpenCall {
 }
 
 /** Runs one native call and turns a native failure into what the caller must see. */
-export async function callNative<T>(signal: AbortSignal | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
-  const call = openCall(signal)
+export async function callNative<T>(
+  signal: AbortSignal | undefined,
+  refused: RelayError | undefined,
+  start: (caller: NativeCaller) => Promise<T>,
+): Promise<T> {
+  const call = openCall(signal, refused)
   try {
     return await start(call.caller)
   } catch (error) {
@@ -96,9 +112,10 @@ export async function callNative<T>(signal: AbortSignal | undefined, start: (cal
  */
 export async function* streamNative(
   signal: AbortSignal | undefined,
+  refused: RelayError | undefined,
   start: (caller: NativeCaller) => number,
 ): AsyncGenerator<string, string, undefined> {
-  const call = openCall(signal)
+  const call = openCall(signal, refused)
   let id: number | undefined
   let settled = false
   try {

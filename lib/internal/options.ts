@@ -1,5 +1,5 @@
 import type { NativeRelayOptions, NativeReviewOptions } from '../binding.js'
-import { invalidArgType } from './errors.js'
+import { RelayError, invalidArgType } from './errors.js'
 
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -135,6 +135,17 @@ export interface Parsed<T> {
   options: T
   signal?: AbortSignal
   onChunk?: (text: string) => void
+  /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
+  refused?: RelayError
+}
+
+/** Check 1 (a prompt blank after JavaScript's trim) and check 2 (a timeout that is not a finite number > 0). */
+function refusedEarly(prompt: string | undefined, timeoutSeconds: number | undefined): RelayError | undefined {
+  if (prompt !== undefined && prompt.trim() === '') return new RelayError('Prompt is required', 'ERR_PROMPT_REQUIRED')
+  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
+    return new RelayError('Timeout must be greater than zero', 'ERR_INVALID_TIMEOUT')
+  }
+  return undefined
 }
 
 export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
@@ -151,7 +162,7 @@ export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
 }
 
 export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions> {
@@ -165,7 +176,7 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }
 
 /** Options of the synchronous git helpers. */

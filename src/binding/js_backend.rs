@@ -43,7 +43,9 @@ pub struct BackendCall {
     pub timeout_seconds: f64,
     pub sandbox: String,
     pub model: Option<String>,
-    pub env: HashMap<String, String>,
+    /// The child's `PHONE_A_FRIEND_DEPTH`: the trampoline builds the backend's `env` from the
+    /// call's own snapshot with it, rather than receiving the whole environment back.
+    pub depth: String,
     pub base: Option<String>,
     pub review_prompt: Option<String>,
     /// The caller streams: the trampoline uses the backend's `runStream` when it has one and
@@ -134,6 +136,12 @@ pub struct JsBackend {
 }
 
 type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
+
+fn child_depth(env: &crate::backend::Env) -> String {
+    env.get(crate::limits::DEPTH_ENV_VAR)
+        .cloned()
+        .unwrap_or_default()
+}
 
 /// Sends an abort to the trampoline. Non-blocking; a closing environment has nobody to tell.
 fn send_abort(abort: &AbortFn, message: InvocationAbort) {
@@ -292,7 +300,7 @@ impl Backend for JsBackend {
             timeout_seconds: timeout.seconds(),
             sandbox: request.sandbox,
             model: request.model,
-            env: request.env.into_iter().collect(),
+            depth: child_depth(&request.env),
             base: None,
             review_prompt: None,
         };
@@ -321,11 +329,7 @@ impl Backend for JsBackend {
             timeout_seconds: timeout.seconds(),
             sandbox: request.sandbox.clone(),
             model: request.model.clone(),
-            env: request
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            depth: child_depth(&request.env),
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),
             // A native review answers in one piece.

@@ -7,7 +7,6 @@ mod js_backend;
 mod scope;
 mod stream;
 
-use std::collections::HashMap;
 
 use napi::Result;
 use napi_derive::napi;
@@ -65,7 +64,9 @@ pub struct NativeReviewOptions {
 #[napi(object)]
 pub struct NativeCaller {
     pub scope: u32,
-    pub env: HashMap<String, String>,
+    /// The environment as `key=value` entries, each ended by NUL: one string crosses into Rust
+    /// far faster than an object of strings (a value never holds NUL; a key never holds `=`).
+    pub env: String,
     pub cwd: String,
     pub call_tag: u32,
     pub cancel_id: Option<u32>,
@@ -101,6 +102,14 @@ impl From<NativeReviewOptions> for ReviewOptions {
     }
 }
 
+fn parse_env(entries: &str) -> Env {
+    entries
+        .split('\0')
+        .filter_map(|entry| entry.split_once('='))
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
+}
+
 fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, CallContext)> {
     let (registry, warn, scope_cancel) = scope::snapshot(caller.scope)?;
     // The caller's token is already a child of the scope's; without one, a fresh child, so the
@@ -108,7 +117,7 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
     let cancel = cancel::token(caller.cancel_id).unwrap_or_else(|| scope_cancel.child_token());
     let context = CallContext {
         chunks: crate::stream::ChunkSink::discard(),
-        env: caller.env.into_iter().collect::<Env>(),
+        env: parse_env(&caller.env),
         cwd: caller.cwd,
         cancel,
         warn,
