@@ -7,7 +7,6 @@ mod js_backend;
 mod scope;
 mod stream;
 
-
 use napi::Result;
 use napi_derive::napi;
 
