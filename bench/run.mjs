@@ -8,10 +8,12 @@ import { createRequire } from 'node:module'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { bigAnswerMemory, callOverhead, esmImport, firstChunkLatency, manyAtOnce } from './calls.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
-const { relay } = require(join(ROOT, 'index.js'))
+const api = require(join(ROOT, 'index.js'))
+const { relay } = api
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -173,6 +175,12 @@ try {
   await sequentialRate()
   cliStartup()
   peakMemory()
+  const context = { api, root: ROOT, work, repo, runs: RUNS, report }
+  await callOverhead(context)
+  manyAtOnce(context)
+  await firstChunkLatency(context)
+  bigAnswerMemory(context)
+  esmImport(context)
 } finally {
   rmSync(work, { recursive: true, force: true })
 }

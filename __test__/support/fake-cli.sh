@@ -21,5 +21,6 @@ case "$FAKE_MODE" in
   hang-with-grandchild) sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
   hang-with-new-session) setsid sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
   flood) head -c 209715200 /dev/zero | tr '\0' a ;;
+  big-answer) head -c 8000000 /dev/zero | tr '\0' a ;;
   *) echo "unknown FAKE_MODE $FAKE_MODE" >&2; exit 99 ;;
 esac

@@ -24,6 +24,8 @@ export type FakeMode =
   /** Like hang-with-grandchild, but the grandchild leads a new session (`setsid`), out of the group. */
   | 'hang-with-new-session'
   | 'flood'
+  /** 8,000,000 bytes of answer on stdout. */
+  | 'big-answer'
 
 /** A folder of fake CLIs put first on PATH, and the log folder they write to. */
 export class FakeClis {
