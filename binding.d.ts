@@ -21,9 +21,11 @@ export interface BackendCall {
   sandbox: string
   model?: string
   /**
-   * The child's `PHONE_A_FRIEND_DEPTH`: the trampoline builds the backend's `env` from the
-   * call's own snapshot with it, rather than receiving the whole environment back.
+   * The backend's whole `env` (the caller's, depth raised) as `key=value` entries each ended
+   * by NUL: the trampoline turns it into an object only if the backend reads it.
    */
+  env: string
+  /** Its `PHONE_A_FRIEND_DEPTH`. */
   depth: string
   base?: string
   reviewPrompt?: string
@@ -114,10 +116,14 @@ export declare const MAX_RELAY_DEPTH: number
 export interface NativeCaller {
   scope: number
   /**
-   * The environment as `key=value` entries, each ended by NUL: one string crosses into Rust
-   * far faster than an object of strings (a value never holds NUL; a key never holds `=`).
+   * The environment as `key=value` entries, each ended by NUL (a value never holds NUL, a key
+   * never holds `=`): from a worker, whose `process.env` is its own copy. Absent on the main
+   * thread, where `process.env` is the process's environment: it is read here, on the JS
+   * thread, far faster than JS can copy `process.env`.
    */
-  env: string
+  env?: string
+  /** The depth of the JS backend making this call, when it is one (SPEC 3 step 8). */
+  depth?: number
   cwd: string
   callTag: number
   cancelId?: number

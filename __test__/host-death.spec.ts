@@ -35,11 +35,13 @@ type Ending = 'exit' | 'uncaught' | 'rejection' | 'SIGTERM' | 'SIGHUP' | 'SIGKIL
 
 /** The host: starts a relay, says `ready` once the backend's grandchild exists, then ends as told. */
 const HOST = `
-const { existsSync } = require('node:fs')
+const { readFileSync } = require('node:fs')
+// The fake CLI writes the pid and a newline: wait for the whole line, not only the file.
+const grandchildKnown = () => { try { return readFileSync(process.env.FAKE_LOG + '/grandchild', 'utf8').endsWith('\\n') } catch { return false } }
 const { relay } = require(process.env.PAF_ROOT)
 relay({ prompt: 'hi', repoPath: process.env.PAF_REPO, backend: 'codex', timeoutSeconds: 60 }).catch(() => {})
 const poll = setInterval(() => {
-  if (!existsSync(process.env.FAKE_LOG + '/grandchild')) return
+  if (!grandchildKnown()) return
   clearInterval(poll)
   process.stdout.write('ready\\n')
   setInterval(() => {}, 1000) // until the test says how to end

@@ -7,22 +7,42 @@ const calls_js_1 = require("./calls.js");
 const depth_js_1 = require("./depth.js");
 const errors_js_1 = require("./errors.js");
 const invocations_js_1 = require("./invocations.js");
-/** The backend's `env`: the call's snapshot with the depth its relay raised. */
-function childEnv(call, snapshot) {
-    return { ...snapshot, PHONE_A_FRIEND_DEPTH: call.depth };
+/** `key=value` entries each ended by NUL, as an object. */
+function parseEnv(entries) {
+    const env = {};
+    for (const entry of entries.split('\0')) {
+        const equals = entry.indexOf('=');
+        if (equals > 0)
+            env[entry.slice(0, equals)] = entry.slice(equals + 1);
+    }
+    return env;
 }
-function optionsFor(call, env, signal) {
-    const common = {
-        repoPath: call.repoPath,
-        timeoutSeconds: call.timeoutSeconds,
-        sandbox: call.sandbox,
-        model: call.model ?? null,
-        env,
-        signal,
-    };
+function optionsFor(call, signal) {
+    let env;
+    // Built in place, not spread: a spread would read the lazy `env` at once.
+    const options = {};
     if (call.method === 'run')
-        return { prompt: call.prompt ?? '', ...common };
-    return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) };
+        options.prompt = call.prompt ?? '';
+    options.repoPath = call.repoPath;
+    options.timeoutSeconds = call.timeoutSeconds;
+    options.sandbox = call.sandbox;
+    options.model = call.model ?? null;
+    Object.defineProperty(options, 'env', {
+        // Made into an object on first read: most backends never read it.
+        get: () => (env ??= parseEnv(call.env)),
+        set: (value) => {
+            env = value;
+        },
+        enumerable: true,
+        configurable: true,
+    });
+    options.signal = signal;
+    if (call.method !== 'run') {
+        options.base = call.base ?? '';
+        if (call.reviewPrompt !== undefined && call.reviewPrompt !== null)
+            options.prompt = call.reviewPrompt;
+    }
+    return options;
 }
 const UNINSPECTABLE = 'a value that cannot be inspected';
 /** A message for any value; never throws (throwing getters, Proxy traps, revoked Proxies). */
@@ -82,10 +102,9 @@ async function invoke(backend, name, call) {
     // Opened before the first await: the native side aborts it only once this function has returned.
     const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
     try {
-        const env = childEnv(call, record?.env);
-        const options = optionsFor(call, env, signal);
+        const options = optionsFor(call, signal);
         // Relays the backend starts (through timers and promise chains too) see its depth.
-        const output = await (0, depth_js_1.runAtDepthOf)(env, () => {
+        const output = await (0, depth_js_1.runAtDepthOf)(call.depth, () => {
             if (call.method !== 'run')
                 return backend.review?.(options);
             if (call.stream && typeof backend.runStream === 'function')

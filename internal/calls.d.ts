@@ -5,8 +5,6 @@ export interface CallRecord {
     /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
     readonly thrown: Map<number, unknown>;
     readonly signal?: AbortSignal;
-    /** The environment snapshot the call was made with (its JS backends' `env` derives from it). */
-    readonly env: Record<string, string>;
 }
 export declare function callRecord(tag: number): CallRecord | undefined;
 /** Keeps a thrown value for the call and returns its handle. */

@@ -4,6 +4,14 @@ use crate::backend::Env;
 use crate::errors::RelayError;
 use crate::limits::{DEPTH_ENV_VAR, MAX_RELAY_DEPTH};
 
+/// Raises `PHONE_A_FRIEND_DEPTH` in `env` (a call's snapshot) to `depth` when that is deeper:
+/// the depth of the JS backend, in this process, that makes the call.
+pub fn raise_to(env: &mut Env, depth: u64) {
+    if depth > current_depth(env) {
+        env.insert(DEPTH_ENV_VAR.to_string(), depth.to_string());
+    }
+}
+
 /// The depth `PHONE_A_FRIEND_DEPTH` records: `^\d+$` (ASCII digits, the JS regex), else 0.
 /// Digit strings too long for a u64 are deeper than any limit.
 fn current_depth(env: &Env) -> u64 {

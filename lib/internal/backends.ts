@@ -55,22 +55,40 @@ export interface Backend {
   review?(options: BackendReviewOptions): Promise<string>
 }
 
-/** The backend's `env`: the call's snapshot with the depth its relay raised. */
-function childEnv(call: BackendCall, snapshot: Record<string, string> | undefined): Record<string, string> {
-  return { ...snapshot, PHONE_A_FRIEND_DEPTH: call.depth }
+/** `key=value` entries each ended by NUL, as an object. */
+function parseEnv(entries: string): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const entry of entries.split('\0')) {
+    const equals = entry.indexOf('=')
+    if (equals > 0) env[entry.slice(0, equals)] = entry.slice(equals + 1)
+  }
+  return env
 }
 
-function optionsFor(call: BackendCall, env: Record<string, string>, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
-  const common = {
-    repoPath: call.repoPath,
-    timeoutSeconds: call.timeoutSeconds,
-    sandbox: call.sandbox as SandboxMode,
-    model: call.model ?? null,
-    env,
-    signal,
+function optionsFor(call: BackendCall, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
+  let env: Record<string, string> | undefined
+  // Built in place, not spread: a spread would read the lazy `env` at once.
+  const options: Record<string, unknown> = {}
+  if (call.method === 'run') options.prompt = call.prompt ?? ''
+  options.repoPath = call.repoPath
+  options.timeoutSeconds = call.timeoutSeconds
+  options.sandbox = call.sandbox as SandboxMode
+  options.model = call.model ?? null
+  Object.defineProperty(options, 'env', {
+    // Made into an object on first read: most backends never read it.
+    get: () => (env ??= parseEnv(call.env)),
+    set: (value: Record<string, string>) => {
+      env = value
+    },
+    enumerable: true,
+    configurable: true,
+  })
+  options.signal = signal
+  if (call.method !== 'run') {
+    options.base = call.base ?? ''
+    if (call.reviewPrompt !== undefined && call.reviewPrompt !== null) options.prompt = call.reviewPrompt
   }
-  if (call.method === 'run') return { prompt: call.prompt ?? '', ...common }
-  return { ...common, base: call.base ?? '', ...(call.reviewPrompt !== undefined && call.reviewPrompt !== null && { prompt: call.reviewPrompt }) }
+  return options as unknown as BackendRunOptions | BackendReviewOptions
 }
 
 const UNINSPECTABLE = 'a value that cannot be inspected'
@@ -131,10 +149,9 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   // Opened before the first await: the native side aborts it only once this function has returned.
   const signal = openInvocation(call.invocation, name, record?.signal)
   try {
-    const env = childEnv(call, record?.env)
-    const options = optionsFor(call, env, signal)
+    const options = optionsFor(call, signal)
     // Relays the backend starts (through timers and promise chains too) see its depth.
-    const output: unknown = await runAtDepthOf(env, () => {
+    const output: unknown = await runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
       if (call.stream && typeof backend.runStream === 'function') return streamed(backend, name, call.invocation, options as BackendRunOptions)
       return backend.run(options as BackendRunOptions)

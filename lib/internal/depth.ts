@@ -10,15 +10,20 @@ const DEPTH_ENV_VAR = 'PHONE_A_FRIEND_DEPTH'
  */
 const backendDepth = new AsyncLocalStorage<number>()
 
+/** The depth of the JS backend whose code is running now, if any. */
+export function currentBackendDepth(): number | undefined {
+  return backendDepth.getStore()
+}
+
 /** The depth an environment records (SPEC 3 step 8): `^\d+$`, else 0. */
 function depthOf(env: Record<string, string>): number {
   const value = env[DEPTH_ENV_VAR]
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : 0
 }
 
-/** Runs a JS backend's `run()`/`review()` at the depth its relay passed it in `env`. */
-export function runAtDepthOf<T>(env: Record<string, string>, work: () => T): T {
-  return backendDepth.run(depthOf(env), work)
+/** Runs a JS backend's `run()`/`review()` at the depth its relay gave it (its `PHONE_A_FRIEND_DEPTH`). */
+export function runAtDepthOf<T>(depth: string, work: () => T): T {
+  return backendDepth.run(depthOf({ [DEPTH_ENV_VAR]: depth }), work)
 }
 
 /**

@@ -43,8 +43,10 @@ pub struct BackendCall {
     pub timeout_seconds: f64,
     pub sandbox: String,
     pub model: Option<String>,
-    /// The child's `PHONE_A_FRIEND_DEPTH`: the trampoline builds the backend's `env` from the
-    /// call's own snapshot with it, rather than receiving the whole environment back.
+    /// The backend's whole `env` (the caller's, depth raised) as `key=value` entries each ended
+    /// by NUL: the trampoline turns it into an object only if the backend reads it.
+    pub env: String,
+    /// Its `PHONE_A_FRIEND_DEPTH`.
     pub depth: String,
     pub base: Option<String>,
     pub review_prompt: Option<String>,
@@ -136,6 +138,17 @@ pub struct JsBackend {
 }
 
 type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
+
+fn serialized_env(env: &crate::backend::Env) -> String {
+    let mut entries = String::with_capacity(env.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
+    for (key, value) in env {
+        entries.push_str(key);
+        entries.push('=');
+        entries.push_str(value);
+        entries.push('\0');
+    }
+    entries
+}
 
 fn child_depth(env: &crate::backend::Env) -> String {
     env.get(crate::limits::DEPTH_ENV_VAR)
@@ -300,6 +313,7 @@ impl Backend for JsBackend {
             timeout_seconds: timeout.seconds(),
             sandbox: request.sandbox,
             model: request.model,
+            env: serialized_env(&request.env),
             depth: child_depth(&request.env),
             base: None,
             review_prompt: None,
@@ -329,6 +343,7 @@ impl Backend for JsBackend {
             timeout_seconds: timeout.seconds(),
             sandbox: request.sandbox.clone(),
             model: request.model.clone(),
+            env: serialized_env(&request.env),
             depth: child_depth(&request.env),
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),

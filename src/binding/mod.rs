@@ -7,6 +7,7 @@ mod js_backend;
 mod scope;
 mod stream;
 
+use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
@@ -63,9 +64,13 @@ pub struct NativeReviewOptions {
 #[napi(object)]
 pub struct NativeCaller {
     pub scope: u32,
-    /// The environment as `key=value` entries, each ended by NUL: one string crosses into Rust
-    /// far faster than an object of strings (a value never holds NUL; a key never holds `=`).
-    pub env: String,
+    /// The environment as `key=value` entries, each ended by NUL (a value never holds NUL, a key
+    /// never holds `=`): from a worker, whose `process.env` is its own copy. Absent on the main
+    /// thread, where `process.env` is the process's environment: it is read here, on the JS
+    /// thread, far faster than JS can copy `process.env`.
+    pub env: Option<String>,
+    /// The depth of the JS backend making this call, when it is one (SPEC 3 step 8).
+    pub depth: Option<u32>,
     pub cwd: String,
     pub call_tag: u32,
     pub cancel_id: Option<u32>,
@@ -101,6 +106,27 @@ impl From<NativeReviewOptions> for ReviewOptions {
     }
 }
 
+/// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.
+fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
+    let mut env = match entries {
+        Some(entries) => parse_env(entries),
+        // What JS cannot see (a name or value that is not UTF-8) is left out or replaced, as
+        // Node decodes it.
+        None => std::env::vars_os()
+            .filter_map(|(key, value)| {
+                Some((
+                    key.into_string().ok()?,
+                    value.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect(),
+    };
+    if let Some(depth) = depth {
+        crate::depth::raise_to(&mut env, u64::from(depth));
+    }
+    env
+}
+
 fn parse_env(entries: &str) -> Env {
     entries
         .split('\0')
@@ -116,7 +142,7 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
     let cancel = cancel::token(caller.cancel_id).unwrap_or_else(|| scope_cancel.child_token());
     let context = CallContext {
         chunks: crate::stream::ChunkSink::discard(),
-        env: parse_env(&caller.env),
+        env: caller_env(caller.env.as_deref(), caller.depth),
         cwd: caller.cwd,
         cancel,
         warn,
@@ -125,20 +151,35 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
     Ok((registry, context))
 }
 
-#[napi]
-pub async fn relay(options: NativeRelayOptions, caller: NativeCaller) -> Result<String> {
+// Synchronous functions that return a promise (not `async fn`): their body runs on the JS
+// thread, where the environment may be read, before the work moves to the runtime.
+
+#[napi(ts_return_type = "Promise<string>")]
+pub fn relay(
+    env: &napi::Env,
+    options: NativeRelayOptions,
+    caller: NativeCaller,
+) -> Result<PromiseRaw<'_, String>> {
     let (registry, context) = call_context(caller)?;
-    relay::relay(registry, options.into(), context)
-        .await
-        .map_err(|failure| errors::to_napi_error(&failure))
+    env.spawn_future(async move {
+        relay::relay(registry, options.into(), context)
+            .await
+            .map_err(|failure| errors::to_napi_error(&failure))
+    })
 }
 
-#[napi]
-pub async fn review_relay(options: NativeReviewOptions, caller: NativeCaller) -> Result<String> {
+#[napi(ts_return_type = "Promise<string>")]
+pub fn review_relay(
+    env: &napi::Env,
+    options: NativeReviewOptions,
+    caller: NativeCaller,
+) -> Result<PromiseRaw<'_, String>> {
     let (registry, context) = call_context(caller)?;
-    relay::review_relay(registry, options.into(), context)
-        .await
-        .map_err(|failure| errors::to_napi_error(&failure))
+    env.spawn_future(async move {
+        relay::review_relay(registry, options.into(), context)
+            .await
+            .map_err(|failure| errors::to_napi_error(&failure))
+    })
 }
 
 /// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
