@@ -4,6 +4,7 @@ exports.main = main;
 const node_fs_1 = require("node:fs");
 const node_path_1 = require("node:path");
 const node_util_1 = require("node:util");
+const answer_printer_js_1 = require("./answer-printer.js");
 const lifetime_js_1 = require("./lifetime.js");
 const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
@@ -25,6 +26,7 @@ const OPTIONS = {
     review: { type: 'boolean' },
     base: { type: 'string' },
     json: { type: 'boolean' },
+    'no-stream': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
 };
@@ -158,23 +160,81 @@ function printError(error, json) {
     else
         process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
 }
+/** `stop` made safe to call more than once. */
+function once(stop) {
+    let done = false;
+    return () => {
+        if (done)
+            return;
+        done = true;
+        stop();
+    };
+}
+/** Resolves once `stream` wants more ('drain'), is gone, or the run is stopped. */
+function drained(stream, signal) {
+    return new Promise((resolve) => {
+        const done = () => {
+            stream.off('drain', done).off('close', done);
+            signal.removeEventListener('abort', done);
+            resolve();
+        };
+        if (signal.aborted)
+            return resolve();
+        stream.on('drain', done).on('close', done);
+        signal.addEventListener('abort', done);
+    });
+}
+/**
+ * Runs the request, printing the answer as it comes (SPEC 10); resolves with the final answer.
+ * A relay goes through relayStream(), so a reader slower than the backend holds the backend back
+ * (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever the
+ * backend sends). A review has no generator in the API, only onChunk.
+ */
+async function streamAnswer(library, request, printer, signal) {
+    if (request.review)
+        return library.reviewRelay({ ...request.options, onChunk: (text) => void printer.write(text) });
+    const stream = library.relayStream(request.options);
+    try {
+        for (;;) {
+            const step = await stream.next();
+            if (step.done)
+                return step.value;
+            if (!printer.write(step.value))
+                await drained(process.stdout, signal);
+        }
+    }
+    finally {
+        await stream.return(''); // left early (a throw here): the backend is stopped; else nothing
+    }
+}
 async function runRelay(flags, life) {
     const { startSpinner } = await import('./spinner.js');
     let stopSpinner = () => undefined;
+    let printer;
     try {
         const request = await buildRequest(flags, life.signal);
         // The addon only now: a usage error never needs it.
-        const { relay, reviewRelay, DEFAULT_BACKEND } = api();
-        stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`);
-        const answer = request.review ? await reviewRelay(request.options) : await relay(request.options);
+        const library = api();
+        stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`));
+        if (flags.json || flags['no-stream']) {
+            const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options);
+            stopSpinner();
+            process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`);
+            return 0;
+        }
+        // The spinner shares the terminal with stdout: it goes before the first byte of the answer.
+        printer = new answer_printer_js_1.AnswerPrinter(process.stdout, stopSpinner, library.MAX_OUTPUT_BYTES);
+        const answer = await streamAnswer(library, request, printer, life.signal);
         stopSpinner();
-        process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`);
+        printer.finish(answer);
         return 0;
     }
     catch (error) {
         stopSpinner();
         if (error instanceof UsageError)
             throw error;
+        // Part of the answer may be on stdout already: it stays there, its line ended.
+        printer?.abandon();
         if (life.stopped)
             return life.report(Boolean(flags.json));
         printError(error, Boolean(flags.json));

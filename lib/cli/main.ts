@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
@@ -25,6 +26,7 @@ const OPTIONS = {
   review: { type: 'boolean' },
   base: { type: 'string' },
   json: { type: 'boolean' },
+  'no-stream': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -168,21 +170,76 @@ function printError(error: unknown, json: boolean): void {
   else process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`)
 }
 
+/** `stop` made safe to call more than once. */
+function once(stop: () => void): () => void {
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    stop()
+  }
+}
+
+/** Resolves once `stream` wants more ('drain'), is gone, or the run is stopped. */
+function drained(stream: NodeJS.WriteStream, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done).off('close', done)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    if (signal.aborted) return resolve()
+    stream.on('drain', done).on('close', done)
+    signal.addEventListener('abort', done)
+  })
+}
+
+/**
+ * Runs the request, printing the answer as it comes (SPEC 10); resolves with the final answer.
+ * A relay goes through relayStream(), so a reader slower than the backend holds the backend back
+ * (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever the
+ * backend sends). A review has no generator in the API, only onChunk.
+ */
+async function streamAnswer(library: typeof import('../index.js'), request: Request, printer: AnswerPrinter, signal: AbortSignal): Promise<string> {
+  if (request.review) return library.reviewRelay({ ...request.options, onChunk: (text) => void printer.write(text) })
+  const stream = library.relayStream(request.options)
+  try {
+    for (;;) {
+      const step = await stream.next()
+      if (step.done) return step.value
+      if (!printer.write(step.value)) await drained(process.stdout, signal)
+    }
+  } finally {
+    await stream.return('') // left early (a throw here): the backend is stopped; else nothing
+  }
+}
+
 async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
   const { startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
+  let printer: AnswerPrinter | undefined
   try {
     const request = await buildRequest(flags, life.signal)
     // The addon only now: a usage error never needs it.
-    const { relay, reviewRelay, DEFAULT_BACKEND } = api()
-    stopSpinner = startSpinner(`asking ${request.options.backend ?? DEFAULT_BACKEND}…`)
-    const answer = request.review ? await reviewRelay(request.options) : await relay(request.options)
+    const library = api()
+    stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`))
+    if (flags.json || flags['no-stream']) {
+      const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options)
+      stopSpinner()
+      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`)
+      return 0
+    }
+    // The spinner shares the terminal with stdout: it goes before the first byte of the answer.
+    printer = new AnswerPrinter(process.stdout, stopSpinner, library.MAX_OUTPUT_BYTES)
+    const answer = await streamAnswer(library, request, printer, life.signal)
     stopSpinner()
-    process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`)
+    printer.finish(answer)
     return 0
   } catch (error) {
     stopSpinner()
     if (error instanceof UsageError) throw error
+    // Part of the answer may be on stdout already: it stays there, its line ended.
+    printer?.abandon()
     if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR

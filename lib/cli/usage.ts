@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--no-stream] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -16,10 +16,13 @@ const RELAY_OPTIONS = `Relay options:
       --review             Review the changes against a base instead (prompt optional)
       --base <ref>         Base to review against; implies --review
                                                         (env PHONE_A_FRIEND_REVIEW_BASE, default main/master/HEAD~1)
+      --no-stream          Wait for the whole answer, then print it (by default it is printed
+                           as the backend produces it, also into a pipe)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
-                           (usage errors too, as code ERR_USAGE)`
+                           (usage errors too, as code ERR_USAGE); never streams`
 
-const RELAY_EXIT = `The answer goes to stdout, errors to stderr as "Error [<code>]: <message>".
+const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>"
+(after part of the answer was printed, that part stays on stdout).
 Exit codes: 0 answered, 1 relay error, 2 usage error; 129, 130, 143 stopped by SIGHUP, Ctrl-C,
 SIGTERM (the backend is killed); 141 output closed early (| head).`
 
