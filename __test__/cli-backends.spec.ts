@@ -228,6 +228,12 @@ describe('gemini', () => {
       message: '[API Error: quota]',
       backend: 'gemini',
     })
+    // gemini drops unwritten output when it exits: without its closing event the text may be cut.
+    fake.mode('events-no-result')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini' })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_FAILED',
+      message: 'gemini exited before writing all its output (no result event)',
+    })
   })
 
   it('reports empty output, failures and timeouts in its own words', async () => {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ffi::{CString, OsString};
 use std::future::Future;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -97,6 +98,18 @@ pub enum ProcessError {
 pub struct LineSender {
     sender: mpsc::Sender<StdoutLine>,
     max_line: usize,
+    pipe_capacity: Option<usize>,
+}
+
+impl LineSender {
+    /// Asks for a stdout pipe that holds `bytes` (best effort: Linux caps it at
+    /// `/proc/sys/fs/pipe-max-size`, 1 MiB by default, and per user). For a child that loses
+    /// what it has not yet written when it exits (Node's `process.stdout` on a full pipe): a
+    /// write the pipe takes whole is never lost.
+    pub fn with_pipe_capacity(mut self, bytes: usize) -> LineSender {
+        self.pipe_capacity = Some(bytes);
+        self
+    }
 }
 
 /// A channel for stdout's lines, each cut to `max_line` bytes (see [`StdoutLine`]). It holds
@@ -104,7 +117,12 @@ pub struct LineSender {
 /// blocks on a full pipe. A receiver dropped early only stops the lines: stdout is still read.
 pub fn stdout_lines(max_line: usize) -> (LineSender, mpsc::Receiver<StdoutLine>) {
     let (sender, receiver) = mpsc::channel(1);
-    (LineSender { sender, max_line }, receiver)
+    let lines = LineSender {
+        sender,
+        max_line,
+        pipe_capacity: None,
+    };
+    (lines, receiver)
 }
 
 /// Runs `spec` to completion, timeout or cancellation, under the supervisor (see
@@ -194,6 +212,10 @@ async fn run(
 
     let stdin_pipe = child.stdin.take();
     let stdout_pipe = child.stdout.take();
+    if let (Some(pipe), Some(bytes)) = (&stdout_pipe, lines.as_ref().and_then(|l| l.pipe_capacity))
+    {
+        set_pipe_capacity(pipe.as_raw_fd(), bytes);
+    }
     let stderr_pipe = child.stderr.take();
     let mut stdout = BoundedText::new(output_limit);
     let mut stderr = BoundedText::new(output_limit);
@@ -322,7 +344,10 @@ async fn read_stdout<R: AsyncRead + Unpin>(
     lines: Option<LineSender>,
     consumer: &ConsumerWait,
 ) -> io::Result<()> {
-    let Some(LineSender { sender, max_line }) = lines else {
+    let Some(LineSender {
+        sender, max_line, ..
+    }) = lines
+    else {
         return read_stream(stream, text).await;
     };
     let Some(mut stream) = stream else {
@@ -367,6 +392,14 @@ async fn deliver(
             *sender = None;
         }
     }
+}
+
+/// Best effort: a pipe left at its default size still works.
+fn set_pipe_capacity(fd: std::os::fd::RawFd, bytes: usize) {
+    let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fd` is an open pipe owned by the caller; F_SETPIPE_SZ takes an int and touches
+    // no memory of ours.
+    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes) };
 }
 
 /// How long stdout's reader has waited for its consumer to take a line, in all.
@@ -1110,6 +1143,36 @@ mod tests {
         let output = ok(result);
         assert_eq!(output.stdout.trimmed_len, 200_000 * 5 - 1);
         assert!(done.exists());
+    }
+
+    #[tokio::test]
+    async fn a_larger_pipe_takes_what_the_child_writes_while_the_consumer_waits() {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok());
+        if max.is_none_or(|max| max < MIB) {
+            return; // This system allows no 1 MiB pipe.
+        }
+        let fx = Fixture::new();
+        // 750 kB of lines: too much for a default pipe, not for a 1 MiB one.
+        let script = fx.script("many", "yes line | head -n 150000; touch \"$1\"");
+        let done = fx.path("done");
+        let mut spec = fx.spec(script);
+        spec.args = vec![done.clone().into_os_string()];
+        let (lines, rx) = stdout_lines(1000);
+        let cancel = CancellationToken::new();
+        let consume = async {
+            sleep(Duration::from_millis(500)).await;
+            let finished = done.exists();
+            (finished, all_lines(rx).await.len())
+        };
+        let (result, (finished, count)) = tokio::join!(
+            run_process_streaming(spec, lines.with_pipe_capacity(MIB), &cancel),
+            consume
+        );
+        assert!(finished, "the child waited although the pipe had room");
+        assert_eq!(count, 150_000);
+        assert_eq!(ok(result).stdout.trimmed_len, 150_000 * 5 - 1);
     }
 
     #[tokio::test]

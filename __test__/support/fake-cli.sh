@@ -36,7 +36,12 @@ case "$FAKE_MODE" in
     i=0; while [ $i -lt 64 ]; do
       printf '{"type":"message","role":"assistant","content":"%s","delta":true}\n' "$chunk"; i=$((i + 1))
     done
+    printf '{"type":"result","status":"success","stats":{}}\n'
     : > "$log/finished" ;;
+  events-no-result)
+    # gemini's format, cut short: text, then an exit 0 without the closing result event.
+    event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'
+    event '{"type":"message","timestamp":"t","role":"assistant","content":"Half an ans","delta":true}' ;;
   events-fail)
     if [ "$cli" = gemini ]; then
       event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'

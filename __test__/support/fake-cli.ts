@@ -33,6 +33,8 @@ export type FakeMode =
   | 'events'
   /** gemini's stream-json: 64 assistant deltas of 64 KiB (4 MiB), then `finished` in the log. */
   | 'event-flood'
+  /** gemini's stream-json cut short: some text, exit 0, no `result` event. */
+  | 'events-no-result'
   /** `events`, but codex writes no answer file. */
   | 'events-no-file'
   /** Exit 1, stderr empty, the failure in events: gemini a failed `result`, codex `turn.failed`. */

@@ -29,13 +29,18 @@ pub trait EventParser {
 /// Runs `spec`, handing each stdout line to `parser` as it arrives and sending what it makes of
 /// it to `chunks` (while `chunks` waits for its consumer, stdout is not read: backpressure).
 /// Once the process has exited, the lines it wrote are all parsed before this returns.
+/// `pipe_capacity`: see [`crate::subprocess::LineSender::with_pipe_capacity`].
 pub async fn run_with_events(
     spec: ProcessSpec,
     parser: &mut impl EventParser,
     chunks: &ChunkSink,
+    pipe_capacity: Option<usize>,
     cancel: &CancellationToken,
 ) -> Result<ProcessOutput, ProcessError> {
-    let (lines, mut receiver) = stdout_lines(MAX_EVENT_LINE);
+    let (mut lines, mut receiver) = stdout_lines(MAX_EVENT_LINE);
+    if let Some(bytes) = pipe_capacity {
+        lines = lines.with_pipe_capacity(bytes);
+    }
     let run = run_process_streaming(spec, lines, cancel);
     let consume = async {
         while let Some(line) = receiver.recv().await {

@@ -234,7 +234,7 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let mut events = CodexEvents::default();
-    let output = run_with_events(spec, &mut events, invocation.chunks, cancel)
+    let output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
         .await
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
     // Without events, stdout is plain text; with them, its text is the last message.

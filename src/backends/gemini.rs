@@ -26,6 +26,13 @@ const GEMINI: CliLabel<'static> = CliLabel {
     install_hint: "npm install -g @google/gemini-cli",
 };
 
+/// gemini (Node) drops what it has not yet written to stdout when it exits, and writes a whole
+/// event at once: the first event echoes the prompt (up to 500,000 bytes and its JSON escapes),
+/// more than a default 64 KiB pipe takes. With a pipe this large, such a write goes in whole
+/// (observed with a 300,000-byte prompt: gemini exited with 100 kB of the echo, its answer and
+/// its result still unwritten).
+const STDOUT_PIPE_BYTES: usize = 1024 * 1024;
+
 /// `read-only` → `plan` (no shell tool, no writes); anything unknown gets the safest mode.
 fn approval_mode(sandbox: &str) -> &'static str {
     match sandbox {
@@ -49,6 +56,8 @@ struct GeminiEvents {
     streaming: bool,
     /// The error of a `result` event that did not succeed.
     error: Option<String>,
+    /// Whether the `result` event, gemini's last, came.
+    ended: bool,
 }
 
 impl Default for GeminiEvents {
@@ -59,6 +68,7 @@ impl Default for GeminiEvents {
             unread: 0,
             streaming: false,
             error: None,
+            ended: false,
         }
     }
 }
@@ -93,7 +103,11 @@ impl EventParser for GeminiEvents {
                 self.streaming |= !text.is_empty();
                 (!text.is_empty()).then(|| text.to_string())
             }
-            "result" if event.get("status").and_then(Value::as_str) != Some("success") => {
+            "result" => {
+                self.ended = true;
+                if event.get("status").and_then(Value::as_str) == Some("success") {
+                    return None;
+                }
                 let message = event
                     .get("error")
                     .and_then(|error| error.get("message"))
@@ -171,10 +185,16 @@ impl Backend for Gemini {
                 remove_on_stop: Vec::new(),
             };
             let mut events = GeminiEvents::default();
-            let output = run_with_events(spec, &mut events, &request.chunks, &cancel)
-                .await
-                .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
-            let saw_events = events.saw_events;
+            let output = run_with_events(
+                spec,
+                &mut events,
+                &request.chunks,
+                Some(STDOUT_PIPE_BYTES),
+                &cancel,
+            )
+            .await
+            .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
+            let (saw_events, ended) = (events.saw_events, events.ended);
             let (streamed, error) = events.finish();
             // Without events stdout is plain text, as `--output-format text` prints it.
             let answer = if saw_events {
@@ -189,6 +209,13 @@ impl Backend for Gemini {
                     error.as_deref().unwrap_or_default(),
                 ];
                 return Err(GEMINI.exit_failure(&output, &words));
+            }
+            if saw_events && !ended {
+                // gemini loses what it has not written when it exits: never a cut answer.
+                return Err(BackendFailure::reported(
+                    BackendFailureKind::Failed,
+                    "gemini exited before writing all its output (no result event)",
+                ));
             }
             if answer.trimmed_len == 0 {
                 return Err(BackendFailure::reported(
@@ -244,11 +271,18 @@ mod tests {
             chunks,
             ["Hello there, ", "friend of mine!", " ünïcødé 😀 end.\n"]
         );
-        assert!(events.saw_events);
+        assert!(events.saw_events && events.ended);
         let (answer, error) = events.finish();
         assert_eq!(answer.text, "Hello there, friend of mine! ünïcødé 😀 end.");
         assert_eq!(answer.trimmed_len, answer.text.len() as u64);
         assert_eq!(error, None);
+    }
+
+    #[test]
+    fn output_cut_short_has_no_result_event() {
+        let mut events = GeminiEvents::default();
+        feed(&mut events, &REAL_STREAM[..4]);
+        assert!(events.saw_events && !events.ended);
     }
 
     #[test]
@@ -282,6 +316,7 @@ mod tests {
             ],
         );
         assert!(chunks.is_empty());
+        assert!(events.ended);
         let (answer, error) = events.finish();
         assert_eq!(answer.trimmed_len, 0);
         assert_eq!(error.as_deref(), Some("[API Error: fake failure text]"));
