@@ -37,12 +37,12 @@ const envelope = (request: string): string =>
   `Respond with concise, actionable feedback.\n\nRequest:\n${request}`
 
 describe('codex', () => {
-  it('runs `codex exec … -` with the envelope on stdin and answers from the last-message file', async () => {
+  it('runs `codex exec … --json -` with the envelope on stdin and answers from the last-message file', async () => {
     fake.mode('answer')
     await expect(relay({ prompt: 'Check it', repoPath: repo.path, model: 'gpt-x' })).resolves.toBe('file answer')
     const answerFile = fake.read('answer-file')
     expect(fake.args()).toEqual([
-      'exec', '-C', repo.path, '--skip-git-repo-check', '--sandbox', 'read-only', '--output-last-message', answerFile, '-m', 'gpt-x', '-',
+      'exec', '-C', repo.path, '--skip-git-repo-check', '--sandbox', 'read-only', '--output-last-message', answerFile, '--json', '-m', 'gpt-x', '-',
     ])
     expect(fake.read('stdin')).toBe(envelope('Check it'))
     expect(fake.read('depth')).toBe('1')
@@ -102,12 +102,28 @@ describe('codex', () => {
     expect(readdirSync(tmp)).toEqual([])
   })
 
+  it('with --json events on stdout: the answer file is the answer, else the last message; a failure in events is its words', async () => {
+    fake.mode('events')
+    await expect(relay({ prompt: 'p', repoPath: repo.path })).resolves.toBe('All good 😀')
+    // No answer file: the last assistant message, as plain `codex exec` printed it on stdout.
+    fake.mode('events-no-file')
+    await expect(relay({ prompt: 'p', repoPath: repo.path })).resolves.toBe('All good 😀')
+    // codex --json reports a failure on stdout, in events, with stderr empty.
+    fake.mode('events-fail')
+    await expect(relay({ prompt: 'p', repoPath: repo.path })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_FAILED',
+      message: 'the turn failed',
+      backend: 'codex',
+    })
+    expect(readdirSync(tmp)).toEqual([])
+  })
+
   it('native review: exec options before `review --base`, nothing on stdin', async () => {
     fake.mode('answer')
     repo.git('checkout', '-q', '-b', 'feature')
     await expect(reviewRelay({ repoPath: repo.path })).resolves.toBe('file answer')
     expect(fake.args()).toEqual([
-      'exec', '-C', repo.path, '--skip-git-repo-check', '--sandbox', 'read-only', '--output-last-message', fake.read('answer-file'), 'review', '--base', 'main',
+      'exec', '-C', repo.path, '--skip-git-repo-check', '--sandbox', 'read-only', '--output-last-message', fake.read('answer-file'), '--json', 'review', '--base', 'main',
     ])
     expect(fake.read('stdin')).toBe('')
   })
@@ -188,7 +204,7 @@ describe('gemini', () => {
   ] as const)('sandbox %s runs --approval-mode %s in the repository, envelope on stdin', async (sandbox, mode) => {
     fake.mode('stdout-only')
     await expect(relay({ prompt: 'Check', repoPath: repo.path, backend: 'gemini', sandbox })).resolves.toBe('stdout answer')
-    expect(fake.args()).toEqual(['--approval-mode', mode, '--skip-trust', '--output-format', 'text', '--prompt', ''])
+    expect(fake.args()).toEqual(['--approval-mode', mode, '--skip-trust', '--output-format', 'stream-json', '--prompt', ''])
     expect(fake.read('cwd').trim()).toBe(repo.path)
     expect(fake.read('stdin')).toBe(envelope('Check'))
   })
@@ -201,6 +217,23 @@ describe('gemini', () => {
     expect(fake.args()).toContain('-m')
     expect(fake.args()[fake.args().indexOf('-m') + 1]).toBe('gemini-x')
     expect(fake.read('stdin')).toContain('Request:\nReview the following changes.\n\nGit Diff:\n')
+  })
+
+  it('answers the assistant text of its stream-json events, trimmed; a failed result is its words', async () => {
+    fake.mode('events')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini' })).resolves.toBe('Hello, wörld 😀!')
+    fake.mode('events-fail')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini' })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_FAILED',
+      message: '[API Error: quota]',
+      backend: 'gemini',
+    })
+    // gemini drops unwritten output when it exits: without its closing event the text may be cut.
+    fake.mode('events-no-result')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini' })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_FAILED',
+      message: 'gemini exited before writing all its output (no result event)',
+    })
   })
 
   it('reports empty output, failures and timeouts in its own words', async () => {

@@ -1,9 +1,10 @@
 // End to end: the real codex and gemini CLIs from npm (devDependencies), pointed at a fake model
 // server on 127.0.0.1, answering through relay() and reviewRelay().
+import { readdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, relay, reviewRelay } from '@phone-a-friend/relay'
-import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
+import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
+import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
 import { TempRepo } from './support/git-repo.js'
 import { processesWithEnv } from './support/processes.js'
 
@@ -45,6 +46,8 @@ beforeEach(() => {
   useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}` })
   server.requests.length = 0
   server.setDelay(0)
+  server.setParts({ count: 1, gapMs: 0 })
+  server.setAnswer(DEFAULT_ANSWER)
   repo = new TempRepo('main').write('a.txt', 'one\n').commit('first')
 })
 
@@ -103,6 +106,65 @@ describe('gemini 0.61 for real', () => {
     await expect(relay({ prompt, repoPath: repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
     const request = server.modelRequests().find((r) => r.protocol === 'gemini')
     expect(request?.prompt).toContain(envelopeOf(prompt))
+  })
+})
+
+/** Every chunk of a stream with the time it arrived, and the stream's return value. */
+async function timedStream(stream: AsyncGenerator<string, string, undefined>) {
+  const chunks: { text: string; at: number }[] = []
+  for (;;) {
+    const step = await stream.next()
+    if (step.done) return { chunks, answer: step.value, endedAt: Date.now() }
+    chunks.push({ text: step.value, at: Date.now() })
+  }
+}
+
+describe('streaming from the real CLIs (relayStream)', () => {
+  const ANSWER = '  First, the setup. Then ünïcødé 😀 in the middle; and at last the conclusion.\n'
+  const GAP_MS = 400
+
+  it('gemini: the model’s text arrives in chunks as it is produced; the return value is relay()’s answer', async () => {
+    useEnv(await geminiEnv(server))
+    server.setAnswer(ANSWER)
+    server.setParts({ count: 4, gapMs: GAP_MS })
+    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' }))
+    // One chunk per part the model sent, the first well before the end (3 gaps still to come).
+    expect(chunks.map((c) => c.text)).toEqual(splitAnswer(ANSWER, 4).map((part, i) => (i === 0 ? part.trimStart() : part)))
+    expect(endedAt - chunks[0].at).toBeGreaterThanOrEqual(2.5 * GAP_MS)
+    expect(answer).toBe(ANSWER.trim())
+    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' })).resolves.toBe(answer)
+  })
+
+  it('codex: each assistant message is a chunk, a blank line apart; the return value is the last, as relay() answers', async () => {
+    useEnv(await codexEnv(server))
+    server.setAnswer(ANSWER)
+    server.setParts({ count: 3, gapMs: GAP_MS })
+    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' }))
+    const messages = splitAnswer(ANSWER, 3).map((part) => part.trim())
+    expect(chunks.map((c) => c.text)).toEqual(messages.map((m, i) => (i === 0 ? m : `\n\n${m}`)))
+    expect(endedAt - chunks[0].at).toBeGreaterThanOrEqual(1.5 * GAP_MS)
+    expect(answer).toBe(messages[2])
+    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' })).resolves.toBe(answer)
+  })
+
+  it.each(['gemini', 'codex'] as const)('%s: break after the first chunk leaves no process behind', async (backend) => {
+    const vars = backend === 'gemini' ? await geminiEnv(server) : await codexEnv(server)
+    const marker = backend === 'gemini' ? vars.GEMINI_CLI_HOME : vars.CODEX_HOME
+    useEnv(vars)
+    server.setAnswer(ANSWER)
+    // The second part would come 30 s later.
+    server.setParts({ count: 3, gapMs: 30_000 })
+    let seen = 0
+    for await (const chunk of relayStream({ prompt: 'Say hi', repoPath: repo.path, backend })) {
+      const first = splitAnswer(ANSWER, 3)[0]
+      expect(chunk).toBe(backend === 'gemini' ? first.trimStart() : first.trim())
+      expect(processesWithEnv(marker).length).toBeGreaterThan(0)
+      seen++
+      break
+    }
+    expect(seen).toBe(1)
+    await vi.waitFor(() => expect(processesWithEnv(marker)).toEqual([]), { timeout: 3_000 })
+    expect(readdirSync(vars.TMPDIR).filter((name) => name.startsWith('phone-a-friend-'))).toEqual([])
   })
 })
 

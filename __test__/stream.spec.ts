@@ -203,6 +203,39 @@ describe('a CLI backend', () => {
     expect(await collect(relayStream({ prompt: 'hi', repoPath: repo.path }))).toEqual({ chunks: ['file answer'], answer: 'file answer' })
   })
 
+  it('gemini: each assistant delta of its stream-json events is a chunk; returns relay()’s answer', async () => {
+    fake.mode('events')
+    const streamed = await collect(relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'gemini' }))
+    // The stream starts where the answer does: the first delta's leading blanks are skipped.
+    expect(streamed).toEqual({ chunks: ['Hel', 'lo, wörld 😀', '!\n'], answer: 'Hello, wörld 😀!' })
+    await expect(relay({ prompt: 'hi', repoPath: repo.path, backend: 'gemini' })).resolves.toBe(streamed.answer)
+    const chunks: string[] = []
+    await relay({ prompt: 'hi', repoPath: repo.path, backend: 'gemini', onChunk: (text) => chunks.push(text) })
+    expect(chunks).toEqual(streamed.chunks)
+  })
+
+  it('codex: each agent message is a chunk, a blank line apart; returns the last, as relay() does', async () => {
+    fake.mode('events')
+    const streamed = await collect(relayStream({ prompt: 'hi', repoPath: repo.path }))
+    expect(streamed).toEqual({ chunks: ['Looking.', '\n\nAll good 😀'], answer: 'All good 😀' })
+    await expect(relay({ prompt: 'hi', repoPath: repo.path })).resolves.toBe(streamed.answer)
+    expect(readdirSync(tmp)).toEqual([])
+  })
+
+  it('a CLI whose events are not read is paused: its stdout is not read past about 1 MiB unread', async () => {
+    fake.mode('event-flood')
+    const stream = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'gemini' })
+    const first = await stream.next()
+    expect(first.value).toHaveLength(64 * 1024)
+    await sleep(500)
+    // 4 MiB written would mean nothing held it back.
+    expect(() => fake.read('finished')).toThrow()
+    const rest = await collect(stream)
+    expect(rest.chunks).toHaveLength(63)
+    expect(rest.answer).toBe('x'.repeat(64 * 64 * 1024))
+    expect(fake.read('finished')).toBe('')
+  })
+
   it('leaving a stream early kills the CLI and everything it started, and removes its temp folder', async () => {
     fake.mode('hang-with-new-session')
     const controller = new AbortController()

@@ -14,6 +14,7 @@ pub mod envelope;
 pub mod errors;
 pub mod git;
 pub mod limits;
+pub mod lines;
 pub mod paths;
 pub mod registry;
 pub mod relay;

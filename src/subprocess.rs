@@ -3,24 +3,28 @@
 //! up to a limit and counted past it, and the whole group killed on timeout, cancellation or
 //! drop, so no grandchild outlives the call.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::{CString, OsString};
 use std::future::Future;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
 use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
 use crate::deadline::Deadline;
+use crate::lines::{LineSplitter, StdoutLine};
 use phone_a_friend_supervisor::protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
 };
@@ -89,11 +93,63 @@ pub enum ProcessError {
     Supervisor(#[source] io::Error),
 }
 
+/// Where [`run_process_streaming`] sends stdout, line by line; made by [`stdout_lines`].
+#[derive(Debug)]
+pub struct LineSender {
+    sender: mpsc::Sender<StdoutLine>,
+    max_line: usize,
+    pipe_capacity: Option<usize>,
+}
+
+impl LineSender {
+    /// Asks for a stdout pipe that holds `bytes` (best effort: Linux caps it at
+    /// `/proc/sys/fs/pipe-max-size`, 1 MiB by default, and per user). For a child that loses
+    /// what it has not yet written when it exits (Node's `process.stdout` on a full pipe): a
+    /// write the pipe takes whole is never lost.
+    pub fn with_pipe_capacity(mut self, bytes: usize) -> LineSender {
+        self.pipe_capacity = Some(bytes);
+        self
+    }
+}
+
+/// A channel for stdout's lines, each cut to `max_line` bytes (see [`StdoutLine`]). It holds
+/// one line: while the receiver does not take it, stdout is not read further, so the child
+/// blocks on a full pipe. A receiver dropped early only stops the lines: stdout is still read.
+pub fn stdout_lines(max_line: usize) -> (LineSender, mpsc::Receiver<StdoutLine>) {
+    let (sender, receiver) = mpsc::channel(1);
+    let lines = LineSender {
+        sender,
+        max_line,
+        pipe_capacity: None,
+    };
+    (lines, receiver)
+}
+
 /// Runs `spec` to completion, timeout or cancellation, under the supervisor (see
 /// `src/bin/phone-a-friend-supervisor.rs`): whatever happens, including this future being
 /// dropped or the whole host process dying, every process the backend started is killed.
 pub async fn run_process(
     spec: ProcessSpec,
+    cancel: &CancellationToken,
+) -> Result<ProcessOutput, ProcessError> {
+    run(spec, None, cancel).await
+}
+
+/// [`run_process`], also sending each line of stdout to `lines` as it arrives (the output still
+/// has the bounded stdout text). Run the receiving side concurrently: the channel is closed
+/// when this returns. Time spent waiting for the receiver after the child exited does not
+/// count towards the drain: a slow consumer gets every line the child wrote.
+pub async fn run_process_streaming(
+    spec: ProcessSpec,
+    lines: LineSender,
+    cancel: &CancellationToken,
+) -> Result<ProcessOutput, ProcessError> {
+    run(spec, Some(lines), cancel).await
+}
+
+async fn run(
+    spec: ProcessSpec,
+    lines: Option<LineSender>,
     cancel: &CancellationToken,
 ) -> Result<ProcessOutput, ProcessError> {
     if cancel.is_cancelled() {
@@ -156,20 +212,25 @@ pub async fn run_process(
 
     let stdin_pipe = child.stdin.take();
     let stdout_pipe = child.stdout.take();
+    if let (Some(pipe), Some(bytes)) = (&stdout_pipe, lines.as_ref().and_then(|l| l.pipe_capacity))
+    {
+        set_pipe_capacity(pipe.as_raw_fd(), bytes);
+    }
     let stderr_pipe = child.stderr.take();
     let mut stdout = BoundedText::new(output_limit);
     let mut stderr = BoundedText::new(output_limit);
+    let consumer = ConsumerWait::default();
     let status = {
         // All three at once: a child may fill stdout before it reads stdin, or never read it.
         let io = async {
             tokio::try_join!(
-                read_stream(stdout_pipe, &mut stdout),
+                read_stdout(stdout_pipe, &mut stdout, lines, &consumer),
                 read_stream(stderr_pipe, &mut stderr),
                 write_stdin(stdin_pipe, stdin_bytes),
             )
             .map(|_| ())
         };
-        supervise(&mut child, &mut supervisor, io, timeout, cancel).await?
+        supervise(&mut child, &mut supervisor, io, timeout, cancel, &consumer).await?
     };
     let stderr = stderr.finish();
     if status.code() == Some(SPAWN_FAILED_EXIT) {
@@ -193,6 +254,7 @@ async fn supervise(
     io: impl Future<Output = io::Result<()>>,
     timeout: Duration,
     cancel: &CancellationToken,
+    consumer: &ConsumerWait,
 ) -> Result<ExitStatus, ProcessError> {
     tokio::pin!(io);
     // `sleep` saturates huge durations to "far future" rather than overflowing.
@@ -202,6 +264,8 @@ async fn supervise(
     tokio::pin!(drain);
     let mut status = None;
     let mut io_done = false;
+    // When the supervisor exited, and how long stdout's reader had waited for its consumer.
+    let mut exited_at = (Instant::now(), Duration::ZERO);
     loop {
         tokio::select! {
             biased;
@@ -219,7 +283,8 @@ async fn supervise(
                     // The supervisor killed the backend's whole tree before it exited.
                     guard.disarm();
                     status = Some(exit);
-                    drain.as_mut().reset(Instant::now() + DRAIN_AFTER_EXIT);
+                    exited_at = (Instant::now(), consumer.total());
+                    drain.as_mut().reset(exited_at.0 + DRAIN_AFTER_EXIT);
                 }
                 Err(e) => {
                     guard.stop(child).await;
@@ -234,8 +299,17 @@ async fn supervise(
                 io_done = true;
             }
             // Only a process outside the tree (one handed the pipe some other way) can still
-            // hold it: keep what was read.
-            () = &mut drain, if status.is_some() && !io_done => io_done = true,
+            // hold it: keep what was read. Time spent waiting for a slow consumer of stdout's
+            // lines is not time waiting on the pipe.
+            () = &mut drain, if status.is_some() && !io_done => {
+                let (at, waited_before) = exited_at;
+                let end = at + DRAIN_AFTER_EXIT + consumer.total().saturating_sub(waited_before);
+                if end > Instant::now() {
+                    drain.as_mut().reset(end);
+                } else {
+                    io_done = true;
+                }
+            }
         }
         if let (true, Some(exit)) = (io_done, status) {
             return Ok(exit);
@@ -259,6 +333,109 @@ async fn read_stream<R: AsyncRead + Unpin>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// Reads stdout like [`read_stream`], also sending its lines to `lines` (if given), one at a
+/// time: while the consumer has not taken a line, nothing more is read.
+async fn read_stdout<R: AsyncRead + Unpin>(
+    stream: Option<R>,
+    text: &mut BoundedText,
+    lines: Option<LineSender>,
+    consumer: &ConsumerWait,
+) -> io::Result<()> {
+    let Some(LineSender {
+        sender, max_line, ..
+    }) = lines
+    else {
+        return read_stream(stream, text).await;
+    };
+    let Some(mut stream) = stream else {
+        return Ok(());
+    };
+    let mut sender = Some(sender);
+    let mut splitter = LineSplitter::new(max_line);
+    let mut ready = VecDeque::new();
+    let mut buf = vec![0; READ_CHUNK];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                text.push(&buf[..n]);
+                splitter.push(&buf[..n], &mut ready);
+                deliver(&mut sender, &mut ready, consumer).await;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    ready.extend(splitter.finish());
+    deliver(&mut sender, &mut ready, consumer).await;
+    Ok(())
+}
+
+/// Sends the lines in `ready`, in order; a consumer that has gone gets no more.
+async fn deliver(
+    sender: &mut Option<mpsc::Sender<StdoutLine>>,
+    ready: &mut VecDeque<StdoutLine>,
+    consumer: &ConsumerWait,
+) {
+    while let Some(line) = ready.pop_front() {
+        let Some(open) = sender.as_ref() else {
+            ready.clear();
+            return;
+        };
+        consumer.start();
+        let sent = open.send(line).await;
+        consumer.stop();
+        if sent.is_err() {
+            *sender = None;
+        }
+    }
+}
+
+/// Best effort: a pipe left at its default size still works.
+fn set_pipe_capacity(fd: std::os::fd::RawFd, bytes: usize) {
+    let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fd` is an open pipe owned by the caller; F_SETPIPE_SZ takes an int and touches
+    // no memory of ours.
+    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes) };
+}
+
+/// How long stdout's reader has waited for its consumer to take a line, in all.
+#[derive(Debug, Default)]
+struct ConsumerWait {
+    state: Mutex<WaitState>,
+}
+
+#[derive(Debug, Default)]
+struct WaitState {
+    /// When the current wait began, if one is under way.
+    since: Option<Instant>,
+    /// Finished waits.
+    total: Duration,
+}
+
+impl ConsumerWait {
+    fn start(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.since = Some(Instant::now());
+        }
+    }
+
+    fn stop(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            if let Some(since) = state.since.take() {
+                state.total += since.elapsed();
+            }
+        }
+    }
+
+    /// Every wait so far, the one under way included.
+    fn total(&self) -> Duration {
+        self.state.lock().map_or(Duration::ZERO, |state| {
+            state.total + state.since.map_or(Duration::ZERO, |since| since.elapsed())
+        })
     }
 }
 
@@ -808,6 +985,269 @@ mod tests {
         cleanup(&pids);
         assert_eq!(gave_up, Ok(true));
         assert!(dead, "{pids:?} survived the drop");
+    }
+
+    /// `run_process_streaming` with ETXTBSY retried (see [`run_with`]); `consume` reads each
+    /// attempt's lines concurrently, and what it returns comes back with the result.
+    async fn stream_with<F, Fut, T>(
+        spec: ProcessSpec,
+        max_line: usize,
+        cancel: &CancellationToken,
+        consume: F,
+    ) -> (Result<ProcessOutput, ProcessError>, T)
+    where
+        F: Fn(mpsc::Receiver<StdoutLine>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let (result, consumed, _) = stream_timed(spec, max_line, cancel, consume).await;
+        (result, consumed)
+    }
+
+    /// [`stream_with`], also telling how long the run itself took (the consumer may go on).
+    async fn stream_timed<F, Fut, T>(
+        spec: ProcessSpec,
+        max_line: usize,
+        cancel: &CancellationToken,
+        consume: F,
+    ) -> (Result<ProcessOutput, ProcessError>, T, Duration)
+    where
+        F: Fn(mpsc::Receiver<StdoutLine>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let mut attempts = 0;
+        loop {
+            let (lines, receiver) = stdout_lines(max_line);
+            let started = StdInstant::now();
+            let run = async {
+                let result = run_process_streaming(spec.clone(), lines, cancel).await;
+                (result, started.elapsed())
+            };
+            let ((result, took), consumed) = tokio::join!(run, consume(receiver));
+            match result {
+                Err(ProcessError::Spawn(e))
+                    if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 50 =>
+                {
+                    attempts += 1;
+                    sleep(Duration::from_millis(10)).await;
+                }
+                other => return (other, consumed, took),
+            }
+        }
+    }
+
+    async fn all_lines(mut receiver: mpsc::Receiver<StdoutLine>) -> Vec<StdoutLine> {
+        let mut lines = Vec::new();
+        while let Some(line) = receiver.recv().await {
+            lines.push(line);
+        }
+        lines
+    }
+
+    fn texts(lines: &[StdoutLine]) -> Vec<&str> {
+        lines.iter().map(|line| line.text.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn streams_stdout_lines_while_the_child_runs_and_keeps_its_text() {
+        let fx = Fixture::new();
+        // The child goes on only once the consumer has seen the first line.
+        let script = fx.script(
+            "chatty",
+            "echo first; while [ ! -e \"$1\" ]; do sleep 0.01; done; printf 'second\\nthird'",
+        );
+        let marker = fx.path("seen-first");
+        let mut spec = fx.spec(script);
+        spec.args = vec![marker.clone().into_os_string()];
+        let (result, lines) = stream_with(spec, 1000, &CancellationToken::new(), |mut rx| {
+            let marker = marker.clone();
+            async move {
+                let first = rx.recv().await.expect("a first line");
+                std::fs::write(&marker, "").expect("marker");
+                let mut lines = vec![first];
+                lines.extend(all_lines(rx).await);
+                lines
+            }
+        })
+        .await;
+        let output = ok(result);
+        assert_eq!(texts(&lines), ["first", "second", "third"]);
+        assert!(lines.iter().all(|line| !line.cut));
+        assert_eq!(output.code, Some(0));
+        assert_eq!(output.stdout.text, "first\nsecond\nthird");
+    }
+
+    #[tokio::test]
+    async fn a_character_split_across_writes_arrives_whole() {
+        let fx = Fixture::new();
+        let script = fx.script(
+            "split",
+            "printf 'a\\360\\237'; sleep 0.2; printf '\\230\\200b\\n\\303'; sleep 0.2; printf '\\274\\n'",
+        );
+        let (result, lines) =
+            stream_with(fx.spec(script), 1000, &CancellationToken::new(), all_lines).await;
+        assert_eq!(texts(&lines), ["a😀b", "ü"]);
+        assert_eq!(ok(result).stdout.text, "a😀b\nü");
+    }
+
+    #[tokio::test]
+    async fn a_line_past_the_limit_keeps_its_beginning_and_stdout_its_size() {
+        let fx = Fixture::new();
+        let script = fx.script(
+            "long",
+            "head -c 300000 /dev/zero | tr '\\0' x; echo; echo next",
+        );
+        let (result, lines) =
+            stream_with(fx.spec(script), 1000, &CancellationToken::new(), all_lines).await;
+        assert_eq!(
+            lines,
+            [
+                StdoutLine {
+                    text: "x".repeat(1000),
+                    len: 300_000,
+                    cut: true
+                },
+                StdoutLine {
+                    text: "next".into(),
+                    len: 4,
+                    cut: false
+                }
+            ]
+        );
+        assert_eq!(ok(result).stdout.trimmed_len, 300_005);
+    }
+
+    #[tokio::test]
+    async fn a_consumer_that_takes_no_line_pauses_the_child() {
+        let fx = Fixture::new();
+        // 1.2 MB of lines: far more than a pipe and the reader hold.
+        let script = fx.script("many", "yes line | head -n 200000; touch \"$1\"");
+        let done = fx.path("done");
+        let mut spec = fx.spec(script);
+        spec.args = vec![done.clone().into_os_string()];
+        let (result, (finished_early, lines)) =
+            stream_with(spec, 1000, &CancellationToken::new(), |rx| {
+                let done = done.clone();
+                async move {
+                    sleep(Duration::from_millis(500)).await;
+                    let finished_early = done.exists();
+                    (finished_early, all_lines(rx).await)
+                }
+            })
+            .await;
+        assert!(
+            !finished_early,
+            "the child wrote everything to a consumer that read nothing"
+        );
+        assert_eq!(lines.len(), 200_000);
+        assert!(lines.iter().all(|line| line.text == "line"));
+        let output = ok(result);
+        assert_eq!(output.stdout.trimmed_len, 200_000 * 5 - 1);
+        assert!(done.exists());
+    }
+
+    #[tokio::test]
+    async fn a_larger_pipe_takes_what_the_child_writes_while_the_consumer_waits() {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok());
+        if max.is_none_or(|max| max < MIB) {
+            return; // This system allows no 1 MiB pipe.
+        }
+        let fx = Fixture::new();
+        // 750 kB of lines: too much for a default pipe, not for a 1 MiB one.
+        let script = fx.script("many", "yes line | head -n 150000; touch \"$1\"");
+        let done = fx.path("done");
+        let mut spec = fx.spec(script);
+        spec.args = vec![done.clone().into_os_string()];
+        let (lines, rx) = stdout_lines(1000);
+        let cancel = CancellationToken::new();
+        let consume = async {
+            sleep(Duration::from_millis(500)).await;
+            let finished = done.exists();
+            (finished, all_lines(rx).await.len())
+        };
+        let (result, (finished, count)) = tokio::join!(
+            run_process_streaming(spec, lines.with_pipe_capacity(MIB), &cancel),
+            consume
+        );
+        assert!(finished, "the child waited although the pipe had room");
+        assert_eq!(count, 150_000);
+        assert_eq!(ok(result).stdout.trimmed_len, 150_000 * 5 - 1);
+    }
+
+    #[tokio::test]
+    async fn a_slow_consumer_still_gets_every_line_the_child_wrote_before_exiting() {
+        let fx = Fixture::new();
+        // 30 kB: the pipe holds it all, so the child exits at once.
+        let script = fx.script("quick", "yes line | head -n 6000");
+        let started = StdInstant::now();
+        let (result, lines) = stream_with(
+            fx.spec(script),
+            1000,
+            &CancellationToken::new(),
+            |rx| async {
+                // Several times the drain after the exit.
+                sleep(DRAIN_AFTER_EXIT * 3).await;
+                all_lines(rx).await
+            },
+        )
+        .await;
+        assert!(started.elapsed() >= DRAIN_AFTER_EXIT * 3);
+        assert_eq!(lines.len(), 6000);
+        let output = ok(result);
+        assert_eq!(
+            (output.code, output.stdout.trimmed_len),
+            (Some(0), 6000 * 5 - 1)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_consumer_that_leaves_early_stops_only_the_lines() {
+        let fx = Fixture::new();
+        let script = fx.script("many", "yes line | head -n 200000");
+        let (result, first) = stream_with(
+            fx.spec(script),
+            1000,
+            &CancellationToken::new(),
+            |mut rx| async move { rx.recv().await },
+        )
+        .await;
+        assert_eq!(first.map(|line| line.text), Some("line".into()));
+        let output = ok(result);
+        assert_eq!(
+            (output.code, output.stdout.trimmed_len),
+            (Some(0), 200_000 * 5 - 1)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_full_consumer_does_not_hold_off_a_timeout_or_a_cancel() {
+        for cancelled in [false, true] {
+            let fx = Fixture::new();
+            let mut spec = fx.spec(fx.script("endless", "exec yes line"));
+            spec.timeout = Duration::from_millis(if cancelled { 20_000 } else { 300 });
+            let cancel = CancellationToken::new();
+            let (result, (), took) = stream_timed(spec, 1000, &cancel, |rx| {
+                let cancel = cancel.clone();
+                async move {
+                    sleep(Duration::from_millis(300)).await;
+                    if cancelled {
+                        cancel.cancel();
+                    }
+                    // Never reads: the reader waits on a full channel until the end.
+                    sleep(Duration::from_secs(3)).await;
+                    drop(rx);
+                }
+            })
+            .await;
+            let expected = if cancelled { "Cancelled" } else { "TimedOut" };
+            assert_eq!(
+                format!("{:?}", result.map(|_| ())),
+                format!("Err({expected})")
+            );
+            // The consumer holds its full channel for 3 s; the run does not wait for it.
+            assert!(took < Duration::from_millis(1500), "{took:?}");
+        }
     }
 
     #[tokio::test]

@@ -8,7 +8,50 @@ out=""; prev=""
 for a in "$@"; do if [ "$prev" = "--output-last-message" ]; then out="$a"; fi; prev="$a"; done
 printf '%s' "$out" > "$log/answer-file"
 cat > "$log/stdin"
+cli=$(basename "$0")
+# One JSON event a line, as `gemini --output-format stream-json` / `codex exec --json` print them.
+event() { printf '%s\n' "$1"; if [ -n "$FAKE_GAP" ]; then sleep "$FAKE_GAP"; fi; }
 case "$FAKE_MODE" in
+  events|events-no-file)
+    if [ "$cli" = gemini ]; then
+      event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'
+      event '{"type":"message","timestamp":"t","role":"user","content":"the prompt"}'
+      event '{"type":"message","timestamp":"t","role":"assistant","content":"  Hel","delta":true}'
+      event 'not an event'
+      event '{"type":"message","timestamp":"t","role":"assistant","content":"lo, wörld 😀","delta":true}'
+      event '{"type":"message","timestamp":"t","role":"assistant","content":"!\n","delta":true}'
+      event '{"type":"result","timestamp":"t","status":"success","stats":{}}'
+    else
+      event '{"type":"thread.started","thread_id":"fake-thread"}'
+      event '{"type":"turn.started"}'
+      event '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Looking."}}'
+      event '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a.txt\n","exit_code":0,"status":"completed"}}'
+      event '{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"  All good 😀\n"}}'
+      if [ "$FAKE_MODE" = events ] && [ -n "$out" ]; then printf 'All good 😀\n' > "$out"; fi
+      event '{"type":"turn.completed","usage":{}}'
+    fi ;;
+  event-flood)
+    # gemini's format: 64 assistant deltas of 64 KiB each (4 MiB), then a mark that it finished.
+    chunk=$(head -c 65536 /dev/zero | tr '\0' x)
+    i=0; while [ $i -lt 64 ]; do
+      printf '{"type":"message","role":"assistant","content":"%s","delta":true}\n' "$chunk"; i=$((i + 1))
+    done
+    printf '{"type":"result","status":"success","stats":{}}\n'
+    : > "$log/finished" ;;
+  events-no-result)
+    # gemini's format, cut short: text, then an exit 0 without the closing result event.
+    event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'
+    event '{"type":"message","timestamp":"t","role":"assistant","content":"Half an ans","delta":true}' ;;
+  events-fail)
+    if [ "$cli" = gemini ]; then
+      event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'
+      event '{"type":"result","timestamp":"t","status":"error","error":{"type":"unknown","message":"[API Error: quota]"},"stats":{}}'
+    else
+      event '{"type":"thread.started","thread_id":"fake-thread"}'
+      event '{"type":"error","message":"first problem"}'
+      event '{"type":"turn.failed","error":{"message":"the turn failed"}}'
+    fi
+    exit 1 ;;
   answer) if [ -n "$out" ]; then printf '  file answer\n' > "$out"; fi; printf 'stdout answer\n' ;;
   stdout-only) printf '  stdout answer \n' ;;
   empty) ;;

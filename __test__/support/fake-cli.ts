@@ -26,12 +26,27 @@ export type FakeMode =
   | 'flood'
   /** 8,000,000 bytes of answer on stdout. */
   | 'big-answer'
+  /**
+   * JSON events on stdout, one a line, as the real CLI prints them (`FAKE_GAP` seconds apart, if
+   * set). gemini: three assistant deltas (`'  Hel'`, `'lo, wörld 😀'`, `'!\n'`) and a line
+   * that is not an event; codex: two agent messages (`'Looking.'`, `'  All good 😀\n'`) around
+   * a command, the last one also in the answer file.
+   */
+  | 'events'
+  /** gemini's stream-json: 64 assistant deltas of 64 KiB (4 MiB), then `finished` in the log. */
+  | 'event-flood'
+  /** gemini's stream-json cut short: some text, exit 0, no `result` event. */
+  | 'events-no-result'
+  /** `events`, but codex writes no answer file. */
+  | 'events-no-file'
+  /** Exit 1, stderr empty, the failure in events: gemini a failed `result`, codex `turn.failed`. */
+  | 'events-fail'
 
 /** A folder of fake CLIs put first on PATH, and the log folder they write to. */
 export class FakeClis {
   readonly bin = mkdtempSync(join(tmpdir(), 'paf-bin-'))
   readonly log = mkdtempSync(join(tmpdir(), 'paf-log-'))
-  private readonly saved = { PATH: process.env.PATH, FAKE_LOG: process.env.FAKE_LOG, FAKE_MODE: process.env.FAKE_MODE }
+  private readonly saved = { PATH: process.env.PATH, FAKE_LOG: process.env.FAKE_LOG, FAKE_MODE: process.env.FAKE_MODE, FAKE_GAP: process.env.FAKE_GAP }
 
   constructor(names: string[] = ['codex', 'gemini']) {
     for (const name of names) {
@@ -48,11 +63,17 @@ export class FakeClis {
     return this
   }
 
+  /** Seconds between the events of the `events*` modes (`sleep` syntax); none by default. */
+  gap(seconds: number): this {
+    process.env.FAKE_GAP = String(seconds)
+    return this
+  }
+
   args(): string[] {
     return readFileSync(join(this.log, 'args'), 'utf8').split('\n').slice(0, -1)
   }
 
-  read(name: 'stdin' | 'cwd' | 'depth' | 'answer-file' | 'grandchild' | 'perms'): string {
+  read(name: 'stdin' | 'cwd' | 'depth' | 'answer-file' | 'grandchild' | 'perms' | 'finished'): string {
     return readFileSync(join(this.log, name), 'utf8')
   }
 

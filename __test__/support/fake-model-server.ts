@@ -54,6 +54,21 @@ export interface FakeModelServerOptions {
   delayMs?: number;
   /** Answer every model request with this HTTP error instead (see `setFailure`). @default null */
   failure?: FakeFailure | null;
+  /** Send each answer in several parts, paced (see `setParts`). @default { count: 1, gapMs: 0 } */
+  parts?: FakeParts;
+}
+
+/**
+ * How an answer is cut up. The answer is split into `count` pieces of about equal length (never
+ * inside a character), sent `gapMs` apart:
+ * - gemini: one SSE `GenerateContentResponse` per piece (the model's text, streamed);
+ * - codex: one assistant `message` output item per piece (several assistant messages in one
+ *   turn, as when a model talks between tool calls); the last piece is codex's last message.
+ * Ollama is not affected.
+ */
+export interface FakeParts {
+  count: number;
+  gapMs: number;
 }
 
 /** An HTTP error for model requests, sent in each protocol's own error shape. */
@@ -71,6 +86,8 @@ export interface FakeModelServer {
   modelRequests(): RecordedRequest[];
   setAnswer(text: string): void;
   setDelay(ms: number): void;
+  /** From now on, send answers in `count` parts `gapMs` apart (`count: 1`: all at once). */
+  setParts(parts: FakeParts): void;
   /** From now on, answer model requests with this HTTP error (`null`: answer normally again). */
   setFailure(failure: FakeFailure | null): void;
   /**
@@ -359,15 +376,29 @@ function startSse(res: ServerResponse): void {
   });
 }
 
-function sendCodex(res: ServerResponse, answer: string, seq: number): void {
+/** `text` cut into `count` pieces of about equal length, never inside a character. */
+export function splitAnswer(text: string, count: number): string[] {
+  const chars = [...text];
+  const n = Math.max(1, Math.min(Math.floor(count), chars.length));
+  const pieces: string[] = [];
+  for (let i = 0; i < n; i++) {
+    pieces.push(chars.slice(Math.floor((i * chars.length) / n), Math.floor(((i + 1) * chars.length) / n)).join(''));
+  }
+  return pieces;
+}
+
+/** Writes `events` to an SSE response `gapMs` apart, then ends it; stops if the client left. */
+type Pace = (res: ServerResponse, events: string[], gapMs: number) => void;
+
+function sendCodex(res: ServerResponse, answer: string, seq: number, parts: FakeParts, pace: Pace): void {
   const responseId = `resp_fake_${seq}`;
-  const message = {
+  const messages = splitAnswer(answer, parts.count).map((text, i) => ({
     type: 'message',
-    id: `msg_fake_${seq}`,
+    id: `msg_fake_${seq}_${i}`,
     role: 'assistant',
     status: 'completed',
-    content: [{ type: 'output_text', text: answer, annotations: [] }],
-  };
+    content: [{ type: 'output_text', text, annotations: [] }],
+  }));
   const usage = {
     input_tokens: 10,
     input_tokens_details: { cached_tokens: 0 },
@@ -375,39 +406,40 @@ function sendCodex(res: ServerResponse, answer: string, seq: number): void {
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: 15,
   };
-  const events: Json[] = [
-    { type: 'response.created', response: { id: responseId, status: 'in_progress' } },
-    { type: 'response.output_item.done', output_index: 0, item: message },
-    {
-      type: 'response.completed',
-      response: { id: responseId, status: 'completed', output: [message], usage },
-    },
-  ];
+  const sse = (event: Json): string => `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`;
+  const created = sse({ type: 'response.created', response: { id: responseId, status: 'in_progress' } });
+  const items = messages.map((item, index) => sse({ type: 'response.output_item.done', output_index: index, item }));
+  const completed = sse({
+    type: 'response.completed',
+    response: { id: responseId, status: 'completed', output: messages, usage },
+  });
   startSse(res);
-  for (const event of events) {
-    res.write(`event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`);
-  }
-  res.end();
+  // The first item goes with `response.created`, the completion with the last item.
+  const events = [...items];
+  events[0] = created + events[0];
+  events[events.length - 1] += completed;
+  pace(res, events, parts.gapMs);
 }
 
-function geminiResponse(answer: string, model: string): Json {
+function geminiResponse(answer: string, model: string, last = true): Json {
   return {
     candidates: [
       {
         content: { role: 'model', parts: [{ text: answer }] },
-        finishReason: 'STOP',
+        ...(last ? { finishReason: 'STOP' } : {}),
         index: 0,
       },
     ],
-    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    ...(last ? { usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } : {}),
     modelVersion: model,
   };
 }
 
-function sendGeminiStream(res: ServerResponse, answer: string, model: string): void {
+function sendGeminiStream(res: ServerResponse, answer: string, model: string, parts: FakeParts, pace: Pace): void {
   startSse(res);
-  res.write(`data: ${JSON.stringify(geminiResponse(answer, model))}\r\n\r\n`);
-  res.end();
+  const pieces = splitAnswer(answer, parts.count);
+  const events = pieces.map((piece, i) => `data: ${JSON.stringify(geminiResponse(piece, model, i === pieces.length - 1))}\r\n\r\n`);
+  pace(res, events, parts.gapMs);
 }
 
 function geminiModelInfo(name: string): Json {
@@ -497,9 +529,31 @@ export async function startFakeModelServer(
   let answer = opts.answer ?? DEFAULT_ANSWER;
   let delayMs = opts.delayMs ?? 0;
   let failure = opts.failure ?? null;
+  let parts: FakeParts = opts.parts ?? { count: 1, gapMs: 0 };
   let seq = 0;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
+
+  const pace: Pace = (res, events, gapMs) => {
+    const next = (i: number): void => {
+      if (res.destroyed || res.writableEnded) return;
+      if (i >= events.length) {
+        res.end();
+        return;
+      }
+      res.write(events[i]);
+      if (gapMs <= 0) {
+        next(i + 1);
+        return;
+      }
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        next(i + 1);
+      }, gapMs);
+      timers.add(timer);
+    };
+    next(0);
+  };
 
   /** Answers a model request after the configured delay, or with the configured failure. */
   const answerModel = (res: ServerResponse, protocol: RecordedProtocol, send: () => void): void => {
@@ -535,7 +589,7 @@ export async function startFakeModelServer(
     if (method === 'POST' && pathname === '/v1/responses') {
       const userTexts = codexUserTexts(body);
       record('codex', userTexts.length > 0 ? (userTexts[userTexts.length - 1] ?? null) : null, userTexts);
-      answerModel(res, 'codex', () => sendCodex(res, answer, n));
+      answerModel(res, 'codex', () => sendCodex(res, answer, n, parts, pace));
       return;
     }
     if (method === 'GET' && pathname === '/v1/models') {
@@ -554,7 +608,7 @@ export async function startFakeModelServer(
         record('gemini', geminiPrompt(body));
         answerModel(res, 'gemini', () => {
           if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));
-          else sendGeminiStream(res, answer, model);
+          else sendGeminiStream(res, answer, model, parts, pace);
         });
         return;
       }
@@ -624,6 +678,9 @@ export async function startFakeModelServer(
     },
     setDelay: (ms) => {
       delayMs = ms;
+    },
+    setParts: (next) => {
+      parts = next;
     },
     setFailure: (next) => {
       failure = next;

@@ -1,13 +1,73 @@
-//! What the two CLI backends (codex, gemini) share: finding the CLI on PATH, and turning a
-//! finished or failed process into an answer or a failure with the contract's texts.
+//! What the two CLI backends (codex, gemini) share: finding the CLI on PATH, running it while
+//! its stdout's JSON events feed the stream, and turning a finished or failed process into an
+//! answer or a failure with the contract's texts.
 
 use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
 
 use crate::backend::{BackendFailure, Env, Timeout};
 use crate::bounded_text::Measured;
 use crate::errors::{BackendFailureKind, RelayError, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
-use crate::subprocess::{find_executable, ProcessError, ProcessOutput};
+use crate::lines::StdoutLine;
+use crate::stream::ChunkSink;
+use crate::subprocess::{
+    find_executable, run_process_streaming, stdout_lines, ProcessError, ProcessOutput, ProcessSpec,
+};
+
+/// The longest stdout line read whole: an event carrying a whole answer of `MAX_OUTPUT_BYTES`
+/// fits even with JSON's escapes doubling part of it. A longer line arrives cut.
+pub const MAX_EVENT_LINE: usize = 2 * MAX_OUTPUT_BYTES + 64 * 1024;
+
+/// Reads a CLI's stdout events, one line at a time, as they arrive.
+pub trait EventParser {
+    /// Takes one line; returns the text it adds to the stream, if any.
+    fn line(&mut self, line: StdoutLine) -> Option<String>;
+}
+
+/// Runs `spec`, handing each stdout line to `parser` as it arrives and sending what it makes of
+/// it to `chunks` (while `chunks` waits for its consumer, stdout is not read: backpressure).
+/// Once the process has exited, the lines it wrote are all parsed before this returns.
+/// `pipe_capacity`: see [`crate::subprocess::LineSender::with_pipe_capacity`].
+pub async fn run_with_events(
+    spec: ProcessSpec,
+    parser: &mut impl EventParser,
+    chunks: &ChunkSink,
+    pipe_capacity: Option<usize>,
+    cancel: &CancellationToken,
+) -> Result<ProcessOutput, ProcessError> {
+    let (mut lines, mut receiver) = stdout_lines(MAX_EVENT_LINE);
+    if let Some(bytes) = pipe_capacity {
+        lines = lines.with_pipe_capacity(bytes);
+    }
+    let run = run_process_streaming(spec, lines, cancel);
+    let consume = async {
+        while let Some(line) = receiver.recv().await {
+            if let Some(text) = parser.line(line) {
+                chunks.send(text).await;
+            }
+        }
+    };
+    tokio::pin!(run, consume);
+    let mut consumed = false;
+    let output = tokio::select! {
+        output = &mut run => output?,
+        () = &mut consume => {
+            // The lines ended: the run is ending too.
+            consumed = true;
+            run.await?
+        }
+    };
+    if !consumed {
+        // The last lines, which the run's end left in the channel.
+        tokio::select! {
+            () = &mut consume => {}
+            () = cancel.cancelled() => return Err(ProcessError::Cancelled),
+        }
+    }
+    Ok(output)
+}
 
 /// A CLI as the messages name it.
 pub struct CliLabel<'a> {
@@ -53,14 +113,10 @@ impl CliLabel<'_> {
         }
     }
 
-    /// A process that exited unsuccessfully: its own words (stderr, else stdout, else `extra`),
-    /// else its exit code.
-    pub fn exit_failure(&self, output: &ProcessOutput, extra: Option<&Measured>) -> BackendFailure {
-        let detail = [Some(&output.stderr), Some(&output.stdout), extra]
-            .into_iter()
-            .flatten()
-            .map(|text| text.text.as_str())
-            .find(|text| !text.is_empty());
+    /// A process that exited unsuccessfully: the first of its own `words` that is not empty
+    /// (e.g. stderr, else stdout), else its exit code.
+    pub fn exit_failure(&self, output: &ProcessOutput, words: &[&str]) -> BackendFailure {
+        let detail = words.iter().copied().find(|text| !text.is_empty());
         let message = match (detail, output.code, output.signal) {
             (Some(detail), _, _) => detail.to_string(),
             (None, Some(code), _) => format!("{} exited with code {code}", self.command),

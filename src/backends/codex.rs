@@ -1,14 +1,19 @@
 //! The codex CLI (BACKENDS.md): `codex exec … -` with the envelope on stdin, and the native
 //! `codex exec … review --base B`. The answer is the `--output-last-message` file.
+//!
+//! `--json` prints one JSON event per line on stdout; each assistant message arrives whole as
+//! `{"type":"item.completed","item":{"type":"agent_message","text":…}}` and goes to the stream,
+//! messages after the first preceded by a blank line. The answer file holds the last message.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
-use super::cli::{within_output_limit, CliLabel};
+use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
 };
@@ -18,7 +23,10 @@ use crate::deadline::{Deadline, Stop};
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
-use crate::subprocess::{read_bounded_file, run_process, ProcessError, ProcessSpec, StdinSource};
+use crate::lines::StdoutLine;
+use crate::stream::ChunkSink;
+use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
+use crate::text::js_trim;
 
 const INSTALL_HINT: &str = "npm install -g @openai/codex";
 
@@ -57,6 +65,85 @@ struct Invocation<'a> {
     deadline: &'a Deadline,
     tail: Vec<OsString>,
     stdin: StdinSource,
+    chunks: &'a ChunkSink,
+}
+
+/// What codex's `--json` events said, read line by line.
+#[derive(Debug, Default)]
+struct CodexEvents {
+    /// Whether any line was a JSON event (else stdout is plain text).
+    saw_events: bool,
+    /// The session's id, from `thread.started` (what a later `codex exec resume` needs).
+    thread_id: Option<String>,
+    /// Assistant messages streamed so far.
+    messages: usize,
+    /// The last assistant message, trimmed and measured (what `--output-last-message` holds).
+    last_message: Option<Measured>,
+    /// Why the turn failed: `turn.failed`'s error, else the last `error` event.
+    turn_failed: Option<String>,
+    last_error: Option<String>,
+}
+
+impl EventParser for CodexEvents {
+    fn line(&mut self, line: StdoutLine) -> Option<String> {
+        if line.cut {
+            // Too long to parse: if it is an assistant message, it is the last one so far, and
+            // past any limit (its length, JSON included, bounds its text).
+            let head = &line.text[..line.text.len().min(4096)];
+            if head.starts_with("{\"type\":\"item.completed\"")
+                && head.contains("\"type\":\"agent_message\"")
+            {
+                self.saw_events = true;
+                self.last_message = Some(Measured {
+                    text: String::new(),
+                    trimmed_len: line.len,
+                });
+            }
+            return None;
+        }
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(&line.text) else {
+            return None;
+        };
+        let kind = event.get("type").and_then(Value::as_str)?;
+        self.saw_events = true;
+        let text_of = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
+        match kind {
+            "thread.started" => {
+                self.thread_id = text_of(event.get("thread_id"));
+                None
+            }
+            "item.completed" => {
+                let item = event.get("item")?;
+                if item.get("type").and_then(Value::as_str) != Some("agent_message") {
+                    return None;
+                }
+                let text = js_trim(item.get("text").and_then(Value::as_str)?);
+                if text.is_empty() {
+                    return None;
+                }
+                self.last_message = Some(crate::bounded_text::measure(
+                    text.as_bytes(),
+                    MAX_OUTPUT_BYTES,
+                ));
+                self.messages += 1;
+                Some(if self.messages == 1 {
+                    text.to_string()
+                } else {
+                    format!("\n\n{text}")
+                })
+            }
+            "turn.failed" => {
+                self.turn_failed =
+                    text_of(event.get("error").and_then(|error| error.get("message")));
+                None
+            }
+            "error" => {
+                self.last_error = text_of(event.get("message"));
+                None
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
@@ -129,6 +216,8 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         invocation.sandbox.into(),
         "--output-last-message".into(),
         answer_file.clone().into(),
+        // Events on stdout, one JSON object a line: the stream's source.
+        "--json".into(),
     ];
     if let Some(model) = invocation.model {
         args.extend(["-m".into(), model.into()]);
@@ -144,13 +233,33 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
-    let output = run_process(spec, cancel)
+    let mut events = CodexEvents::default();
+    let output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
         .await
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
+    // Without events, stdout is plain text; with them, its text is the last message.
+    let stdout = if events.saw_events {
+        events
+            .last_message
+            .clone()
+            .unwrap_or_else(|| crate::bounded_text::measure(b"", 0))
+    } else {
+        output.stdout.clone()
+    };
     // codex writes no file when it fails early: that is an empty answer, not an error.
     if output.code != Some(0) {
         // Its own words, else its exit code: the answer file of a failed run is no reason.
-        return Err(label.exit_failure(&output, None));
+        // With `--json`, codex reports the failure in events on stdout, not on stderr.
+        let failure = events
+            .turn_failed
+            .as_deref()
+            .or(events.last_error.as_deref());
+        let words = [
+            output.stderr.text.as_str(),
+            failure.unwrap_or_default(),
+            stdout.text.as_str(),
+        ];
+        return Err(label.exit_failure(&output, &words));
     }
     let answer = match read_bounded_file(&answer_file, MAX_OUTPUT_BYTES, invocation.deadline).await
     {
@@ -170,7 +279,7 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
             return Err(label.process_failure(ProcessError::TimedOut, invocation.timeout))
         }
     };
-    let best = [answer, output.stdout]
+    let best = [answer, stdout]
         .into_iter()
         .find(|text: &Measured| text.trimmed_len > 0);
     match best {
@@ -204,6 +313,7 @@ impl Backend for Codex {
                 // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
                 tail: vec!["-".into()],
                 stdin: StdinSource::Bytes(request.prompt.into_bytes()),
+                chunks: &request.chunks,
             };
             invoke(invocation, &cancel).await
         })
@@ -236,8 +346,115 @@ impl Backend for Codex {
                     request.base.clone().into(),
                 ],
                 stdin: StdinSource::Null,
+                chunks: &request.chunks,
             };
             invoke(invocation, &cancel).await
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> StdoutLine {
+        StdoutLine {
+            text: text.into(),
+            len: text.len() as u64,
+            cut: false,
+        }
+    }
+
+    fn feed(events: &mut CodexEvents, lines: &[&str]) -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|text| events.line(line(text)))
+            .collect()
+    }
+
+    /// What codex 0.169 printed with `exec --json` for a model turn of three assistant messages
+    /// (the fake model server, `parts: 3`); its `--output-last-message` file held the last.
+    const REAL_STREAM: [&str; 6] = [
+        r#"{"type":"thread.started","thread_id":"01a208b7-2ebb-73a3-bc79-91f311f26ffd"}"#,
+        r#"{"type":"turn.started"}"#,
+        r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"  Hello there, "}}"#,
+        r#"{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"friend of mine!"}}"#,
+        r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":" ünïcødé 😀 end.\n"}}"#,
+        r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0}}"#,
+    ];
+
+    #[test]
+    fn streams_each_assistant_message_a_blank_line_apart_and_keeps_the_last() {
+        let mut events = CodexEvents::default();
+        let chunks = feed(&mut events, &REAL_STREAM);
+        assert_eq!(
+            chunks,
+            ["Hello there,", "\n\nfriend of mine!", "\n\nünïcødé 😀 end."]
+        );
+        assert!(events.saw_events);
+        assert_eq!(events.messages, 3);
+        assert_eq!(
+            events.last_message.map(|m| m.text),
+            Some("ünïcødé 😀 end.".to_string())
+        );
+        assert_eq!(
+            events.thread_id.as_deref(),
+            Some("01a208b7-2ebb-73a3-bc79-91f311f26ffd")
+        );
+        assert_eq!((events.turn_failed, events.last_error), (None, None));
+    }
+
+    #[test]
+    fn other_items_and_empty_messages_are_not_streamed() {
+        let mut events = CodexEvents::default();
+        let chunks = feed(
+            &mut events,
+            &[
+                r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"ls","status":"in_progress"}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"ls","aggregated_output":"a.txt\n","exit_code":0,"status":"completed"}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_1","type":"reasoning","text":"thinking"}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":" \n "}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"only this"}}"#,
+            ],
+        );
+        assert_eq!(chunks, ["only this"]);
+        assert_eq!(events.messages, 1);
+    }
+
+    #[test]
+    fn a_failed_turn_gives_its_error() {
+        // codex 0.169 against a model server answering HTTP 400; stderr stayed empty.
+        let mut events = CodexEvents::default();
+        let chunks = feed(
+            &mut events,
+            &[
+                r#"{"type":"thread.started","thread_id":"01a208b7-46de-7fc2-bb40-a493d0bae258"}"#,
+                r#"{"type":"turn.started"}"#,
+                r#"{"type":"error","message":"{\"error\":{\"message\":\"fake failure text\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}"}"#,
+                r#"{"type":"turn.failed","error":{"message":"{\"error\":{\"message\":\"fake failure text\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}"}}"#,
+            ],
+        );
+        assert!(chunks.is_empty());
+        let expected = r#"{"error":{"message":"fake failure text","type":"invalid_request_error","param":null,"code":null}}"#;
+        assert_eq!(events.turn_failed.as_deref(), Some(expected));
+        assert_eq!(events.last_error.as_deref(), Some(expected));
+        assert_eq!(events.last_message, None);
+    }
+
+    #[test]
+    fn plain_lines_are_not_events_and_a_cut_message_is_too_large() {
+        let mut events = CodexEvents::default();
+        assert!(feed(&mut events, &["stdout answer", "{}", "null"]).is_empty());
+        assert!(!events.saw_events);
+        let cut = StdoutLine {
+            text: r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"xx"#
+                .into(),
+            len: 20_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(cut), None);
+        let last = events.last_message.expect("a last message");
+        assert_eq!(last.trimmed_len, 20_000_000);
+        assert!(!last.is_complete());
     }
 }

@@ -1,16 +1,24 @@
 //! The gemini CLI (BACKENDS.md): the envelope on stdin, cwd = the repository (its workspace, never
 //! named in argv), the sandbox mode as an approval mode. Never `--sandbox`: it needs a container runtime most machines lack.
+//!
+//! `--output-format stream-json` prints one JSON event per line; the assistant's text comes in
+//! `{"type":"message","role":"assistant","content":…,"delta":true}` events, streamed as they
+//! arrive. The answer is their text joined and trimmed: what `--output-format text` prints.
 
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
-use super::cli::{within_output_limit, CliLabel};
+use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
+use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
-use crate::subprocess::{run_process, ProcessSpec, StdinSource};
+use crate::lines::StdoutLine;
+use crate::subprocess::{ProcessSpec, StdinSource};
+use crate::text::is_js_whitespace;
 
 const GEMINI: CliLabel<'static> = CliLabel {
     program: "gemini",
@@ -18,12 +26,112 @@ const GEMINI: CliLabel<'static> = CliLabel {
     install_hint: "npm install -g @google/gemini-cli",
 };
 
+/// gemini (Node) drops what it has not yet written to stdout when it exits, and writes a whole
+/// event at once: the first event echoes the prompt (up to 500,000 bytes and its JSON escapes),
+/// more than a default 64 KiB pipe takes. With a pipe this large, such a write goes in whole
+/// (observed with a 300,000-byte prompt: gemini exited with 100 kB of the echo, its answer and
+/// its result still unwritten).
+const STDOUT_PIPE_BYTES: usize = 1024 * 1024;
+
 /// `read-only` → `plan` (no shell tool, no writes); anything unknown gets the safest mode.
 fn approval_mode(sandbox: &str) -> &'static str {
     match sandbox {
         "workspace-write" => "auto_edit",
         "danger-full-access" => "yolo",
         _ => "plan",
+    }
+}
+
+/// What gemini's stream-json events said, read line by line.
+#[derive(Debug)]
+struct GeminiEvents {
+    /// Whether any line was a stream-json event (else stdout is plain text, as `text` prints).
+    saw_events: bool,
+    /// The assistant's text, joined, as much as the output limit keeps, and measured.
+    answer: BoundedText,
+    /// Bytes of assistant events too long to read (see `MAX_EVENT_LINE`): an answer past the limit.
+    unread: u64,
+    /// Whether the stream has had text that is not whitespace (the stream skips leading whitespace,
+    /// as the answer does).
+    streaming: bool,
+    /// The error of a `result` event that did not succeed.
+    error: Option<String>,
+    /// Whether the `result` event, gemini's last, came.
+    ended: bool,
+}
+
+impl Default for GeminiEvents {
+    fn default() -> Self {
+        GeminiEvents {
+            saw_events: false,
+            answer: BoundedText::new(MAX_OUTPUT_BYTES),
+            unread: 0,
+            streaming: false,
+            error: None,
+            ended: false,
+        }
+    }
+}
+
+impl EventParser for GeminiEvents {
+    fn line(&mut self, line: StdoutLine) -> Option<String> {
+        if line.cut {
+            // Too long to parse; its beginning tells what it is (gemini writes `type` and
+            // `role` first).
+            let head = &line.text[..line.text.len().min(4096)];
+            if head.starts_with("{\"type\":\"message\"") && head.contains("\"role\":\"assistant\"")
+            {
+                self.saw_events = true;
+                self.unread += line.len;
+            }
+            return None;
+        }
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(&line.text) else {
+            return None;
+        };
+        let kind = event.get("type").and_then(Value::as_str)?;
+        self.saw_events = true;
+        match kind {
+            "message" if event.get("role").and_then(Value::as_str) == Some("assistant") => {
+                let text = event.get("content").and_then(Value::as_str)?;
+                self.answer.push(text.as_bytes());
+                let text = if self.streaming {
+                    text
+                } else {
+                    text.trim_start_matches(is_js_whitespace)
+                };
+                self.streaming |= !text.is_empty();
+                (!text.is_empty()).then(|| text.to_string())
+            }
+            "result" => {
+                self.ended = true;
+                if event.get("status").and_then(Value::as_str) == Some("success") {
+                    return None;
+                }
+                let message = event
+                    .get("error")
+                    .and_then(|error| error.get("message"))
+                    .and_then(Value::as_str);
+                self.error = message.map(str::to_string);
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+impl GeminiEvents {
+    /// The assistant's text, trimmed and measured; past the output limit when some was unread.
+    fn finish(self) -> (Measured, Option<String>) {
+        let mut answer = self.answer.finish();
+        if self.unread > 0 {
+            answer = Measured {
+                text: String::new(),
+                // An unread event's length (JSON included) bounds the text it held.
+                trimmed_len: answer.trimmed_len + self.unread,
+            };
+        }
+        (answer, self.error)
     }
 }
 
@@ -59,7 +167,7 @@ impl Backend for Gemini {
                 // No `--include-directories`: the cwd (the repository) is already gemini's
                 // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
                 "--output-format".into(),
-                "text".into(),
+                "stream-json".into(),
             ];
             if let Some(model) = &request.model {
                 args.extend(["-m".into(), model.clone()]);
@@ -76,19 +184,46 @@ impl Backend for Gemini {
                 output_limit: MAX_OUTPUT_BYTES,
                 remove_on_stop: Vec::new(),
             };
-            let output = run_process(spec, &cancel)
-                .await
-                .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
+            let mut events = GeminiEvents::default();
+            let output = run_with_events(
+                spec,
+                &mut events,
+                &request.chunks,
+                Some(STDOUT_PIPE_BYTES),
+                &cancel,
+            )
+            .await
+            .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
+            let (saw_events, ended) = (events.saw_events, events.ended);
+            let (streamed, error) = events.finish();
+            // Without events stdout is plain text, as `--output-format text` prints it.
+            let answer = if saw_events {
+                streamed
+            } else {
+                output.stdout.clone()
+            };
             if output.code != Some(0) {
-                return Err(GEMINI.exit_failure(&output, None));
+                let words = [
+                    output.stderr.text.as_str(),
+                    answer.text.as_str(),
+                    error.as_deref().unwrap_or_default(),
+                ];
+                return Err(GEMINI.exit_failure(&output, &words));
             }
-            if output.stdout.trimmed_len == 0 {
+            if saw_events && !ended {
+                // gemini loses what it has not written when it exits: never a cut answer.
+                return Err(BackendFailure::reported(
+                    BackendFailureKind::Failed,
+                    "gemini exited before writing all its output (no result event)",
+                ));
+            }
+            if answer.trimmed_len == 0 {
                 return Err(BackendFailure::reported(
                     BackendFailureKind::NoOutput,
                     "gemini completed without producing output",
                 ));
             }
-            within_output_limit(output.stdout)
+            within_output_limit(answer)
         })
     }
 
@@ -99,7 +234,126 @@ impl Backend for Gemini {
 
 #[cfg(test)]
 mod tests {
-    use super::approval_mode;
+    use super::*;
+
+    fn line(text: &str) -> StdoutLine {
+        StdoutLine {
+            text: text.into(),
+            len: text.len() as u64,
+            cut: false,
+        }
+    }
+
+    fn feed(events: &mut GeminiEvents, lines: &[&str]) -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|text| events.line(line(text)))
+            .collect()
+    }
+
+    /// What gemini 0.61 printed with `--output-format stream-json` for a model answer sent in
+    /// three parts (the fake model server, `parts: 3`); `text` printed the parts joined.
+    const REAL_STREAM: [&str; 6] = [
+        r#"{"type":"init","timestamp":"2026-11-23T14:01:27.690Z","session_id":"efea5438-1289-48e1-ba8d-708c9cf90a89","model":"auto"}"#,
+        r#"{"type":"message","timestamp":"2026-11-23T14:01:27.748Z","role":"user","content":"Say hi\n"}"#,
+        r#"{"type":"message","timestamp":"2026-11-23T14:01:27.847Z","role":"assistant","content":"  Hello there, ","delta":true}"#,
+        r#"{"type":"message","timestamp":"2026-11-23T14:01:28.149Z","role":"assistant","content":"friend of mine!","delta":true}"#,
+        r#"{"type":"message","timestamp":"2026-11-23T14:01:28.443Z","role":"assistant","content":" ünïcødé 😀 end.\n","delta":true}"#,
+        r#"{"type":"result","timestamp":"2026-11-23T14:01:28.822Z","status":"success","stats":{"total_tokens":15,"input_tokens":10,"output_tokens":5,"cached":0,"input":10,"duration_ms":1132,"tool_calls":0}}"#,
+    ];
+
+    #[test]
+    fn streams_each_assistant_delta_and_answers_their_text_trimmed() {
+        let mut events = GeminiEvents::default();
+        let chunks = feed(&mut events, &REAL_STREAM);
+        // The stream starts where the answer does: its leading whitespace is skipped.
+        assert_eq!(
+            chunks,
+            ["Hello there, ", "friend of mine!", " ünïcødé 😀 end.\n"]
+        );
+        assert!(events.saw_events && events.ended);
+        let (answer, error) = events.finish();
+        assert_eq!(answer.text, "Hello there, friend of mine! ünïcødé 😀 end.");
+        assert_eq!(answer.trimmed_len, answer.text.len() as u64);
+        assert_eq!(error, None);
+    }
+
+    #[test]
+    fn output_cut_short_has_no_result_event() {
+        let mut events = GeminiEvents::default();
+        feed(&mut events, &REAL_STREAM[..4]);
+        assert!(events.saw_events && !events.ended);
+    }
+
+    #[test]
+    fn whitespace_before_the_first_text_is_not_streamed() {
+        let mut events = GeminiEvents::default();
+        let chunks = feed(
+            &mut events,
+            &[
+                r#"{"type":"message","role":"assistant","content":"\n  ","delta":true}"#,
+                r#"{"type":"message","role":"assistant","content":"","delta":true}"#,
+                r#"{"type":"message","role":"assistant","content":" a","delta":true}"#,
+                r#"{"type":"message","role":"assistant","content":" ","delta":true}"#,
+                r#"{"type":"message","role":"assistant","content":"b ","delta":true}"#,
+            ],
+        );
+        assert_eq!(chunks, ["a", " ", "b "]);
+        assert_eq!(events.finish().0.text, "a b");
+    }
+
+    #[test]
+    fn a_failed_result_gives_its_error_and_other_events_add_nothing() {
+        let mut events = GeminiEvents::default();
+        let chunks = feed(
+            &mut events,
+            &[
+                REAL_STREAM[0],
+                r#"{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{"content":"not an answer"}}"#,
+                r#"{"type":"tool_result","tool_id":"t1","status":"success","output":"file text"}"#,
+                r#"{"type":"message","role":"user","content":"the prompt"}"#,
+                r#"{"type":"result","timestamp":"2026-11-23T14:01:50.499Z","status":"error","error":{"type":"unknown","message":"[API Error: fake failure text]"},"stats":{}}"#,
+            ],
+        );
+        assert!(chunks.is_empty());
+        assert!(events.ended);
+        let (answer, error) = events.finish();
+        assert_eq!(answer.trimmed_len, 0);
+        assert_eq!(error.as_deref(), Some("[API Error: fake failure text]"));
+    }
+
+    #[test]
+    fn lines_that_are_not_events_are_left_to_plain_stdout() {
+        let mut events = GeminiEvents::default();
+        let chunks = feed(
+            &mut events,
+            &["plain answer", "[1,2]", "{\"no\":\"type\"}", "{"],
+        );
+        assert!(chunks.is_empty());
+        assert!(!events.saw_events);
+    }
+
+    #[test]
+    fn an_assistant_event_too_long_to_read_makes_the_answer_too_large() {
+        let mut events = GeminiEvents::default();
+        feed(&mut events, &[REAL_STREAM[2]]);
+        let cut = StdoutLine {
+            text: r#"{"type":"message","timestamp":"2026-11-23T14:01:28.149Z","role":"assistant","content":"xxxx"#.into(),
+            len: 20_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(cut), None);
+        // A long line of anything else is not the answer's business.
+        let other = StdoutLine {
+            text: r#"{"type":"tool_result","tool_id":"t1","output":"xxxx"#.into(),
+            len: 30_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(other), None);
+        let (answer, _) = events.finish();
+        assert_eq!(answer.trimmed_len, "Hello there,".len() as u64 + 20_000_000);
+        assert!(!answer.is_complete());
+    }
 
     #[test]
     fn sandbox_modes_map_to_approval_modes() {

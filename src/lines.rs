@@ -1,0 +1,166 @@
+//! Stdout cut into lines as it arrives, for CLIs that print one JSON event per line. Lines end
+//! at `\n`, a byte that never occurs inside a multi-byte UTF-8 character, so a character split
+//! across reads is always whole in its line. A line longer than the limit keeps its first
+//! `max_line` bytes (cut at a character boundary) and says how long it really was.
+
+use std::collections::VecDeque;
+
+/// One line of stdout, without its `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdoutLine {
+    /// The line decoded as UTF-8 (an invalid sequence becomes U+FFFD), or its first bytes when
+    /// it was cut.
+    pub text: String,
+    /// Bytes in the whole line as the process wrote it.
+    pub len: u64,
+    /// Whether the line was longer than the limit and `text` holds only its beginning.
+    pub cut: bool,
+}
+
+/// Cuts a byte stream into [`StdoutLine`]s, holding at most `max_line` bytes of a line.
+#[derive(Debug)]
+pub struct LineSplitter {
+    max_line: usize,
+    /// The current line's bytes, up to `max_line`.
+    pending: Vec<u8>,
+    /// Bytes the current line has had so far, kept or not.
+    len: u64,
+}
+
+impl LineSplitter {
+    pub fn new(max_line: usize) -> LineSplitter {
+        LineSplitter {
+            max_line,
+            pending: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Takes the next bytes of the stream; every line they complete goes to `out`.
+    pub fn push(&mut self, mut bytes: &[u8], out: &mut VecDeque<StdoutLine>) {
+        while !bytes.is_empty() {
+            let end = bytes.iter().position(|&b| b == b'\n');
+            let piece = &bytes[..end.unwrap_or(bytes.len())];
+            let room = self.max_line.saturating_sub(self.pending.len());
+            self.pending
+                .extend_from_slice(&piece[..piece.len().min(room)]);
+            self.len += piece.len() as u64;
+            match end {
+                Some(end) => {
+                    out.push_back(self.take_line());
+                    bytes = &bytes[end + 1..];
+                }
+                None => bytes = &[],
+            }
+        }
+    }
+
+    /// The last line, when the stream ended without a `\n` after it.
+    pub fn finish(&mut self) -> Option<StdoutLine> {
+        (self.len > 0).then(|| self.take_line())
+    }
+
+    fn take_line(&mut self) -> StdoutLine {
+        let bytes = std::mem::take(&mut self.pending);
+        let len = std::mem::take(&mut self.len);
+        let cut = len > bytes.len() as u64;
+        let kept = if cut {
+            // Drop a character the limit cut in two; an invalid sequence stays invalid.
+            match std::str::from_utf8(&bytes) {
+                Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
+                _ => &bytes[..],
+            }
+        } else {
+            &bytes[..]
+        };
+        StdoutLine {
+            text: String::from_utf8_lossy(kept).into_owned(),
+            len,
+            cut,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(pieces: &[&[u8]], max_line: usize) -> Vec<StdoutLine> {
+        let mut splitter = LineSplitter::new(max_line);
+        let mut out = VecDeque::new();
+        for piece in pieces {
+            splitter.push(piece, &mut out);
+        }
+        out.extend(splitter.finish());
+        out.into()
+    }
+
+    fn line(text: &str) -> StdoutLine {
+        StdoutLine {
+            text: text.into(),
+            len: text.len() as u64,
+            cut: false,
+        }
+    }
+
+    #[test]
+    fn lines_end_at_newlines_wherever_the_reads_fall() {
+        let whole = split(&[b"one\ntwo\n\nthree"], 100);
+        assert_eq!(whole, [line("one"), line("two"), line(""), line("three")]);
+        let bytes = b"one\ntwo\n\nthree";
+        for at in 0..bytes.len() {
+            let (a, b) = bytes.split_at(at);
+            assert_eq!(split(&[a, b], 100), whole, "split at {at}");
+        }
+        // One byte at a time.
+        let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(split(&singles, 100), whole);
+        assert_eq!(split(&[b"a\n"], 100), [line("a")]);
+        assert_eq!(split(&[b""], 100), []);
+    }
+
+    #[test]
+    fn a_character_split_across_reads_stays_whole() {
+        let text = "a😀b\nünï\n";
+        let bytes = text.as_bytes();
+        for at in 0..bytes.len() {
+            let (a, b) = bytes.split_at(at);
+            assert_eq!(split(&[a, b], 100), [line("a😀b"), line("ünï")], "at {at}");
+        }
+    }
+
+    #[test]
+    fn a_long_line_keeps_its_beginning_and_its_true_length() {
+        let lines = split(&[&[b'x'; 250], b"\nnext\n"], 100);
+        assert_eq!(
+            lines,
+            [
+                StdoutLine {
+                    text: "x".repeat(100),
+                    len: 250,
+                    cut: true
+                },
+                line("next")
+            ]
+        );
+        // Cut inside a 4-byte character: the character goes, never half of it.
+        let lines = split(&["ab😀cd".as_bytes()], 4);
+        assert_eq!(
+            lines,
+            [StdoutLine {
+                text: "ab".into(),
+                len: 8,
+                cut: true
+            }]
+        );
+        // Exactly the limit is not cut.
+        assert_eq!(split(&[b"abcd\n"], 4), [line("abcd")]);
+    }
+
+    #[test]
+    fn invalid_bytes_become_replacement_characters() {
+        let lines = split(&[b"a\xffb\n"], 100);
+        assert_eq!(lines[0].text, "a\u{FFFD}b");
+        assert_eq!((lines[0].len, lines[0].cut), (3, false));
+    }
+}
