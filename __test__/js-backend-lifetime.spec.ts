@@ -256,7 +256,7 @@ describe('5. gemini runs in the repository without naming it in argv', () => {
     mkdirSync(commaRepo)
     try {
       await expect(relay({ prompt: 'p', repoPath: commaRepo, backend: 'gemini' })).resolves.toBe('stdout answer')
-      expect(fake.args()).toEqual(['--approval-mode', 'plan', '--skip-trust', '--output-format', 'text', '--prompt', ''])
+      expect(fake.args()).toEqual(['--approval-mode', 'plan', '--skip-trust', '--output-format', 'stream-json', '--prompt', ''])
       expect(fake.args().some((arg) => arg.includes(parent))).toBe(false)
       expect(fake.read('cwd').trim()).toBe(commaRepo)
     } finally {
