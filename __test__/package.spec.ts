@@ -44,7 +44,7 @@ describe('the installed package', () => {
   it('ships only what it needs', () => {
     const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
     const files = readdirSync(installed).sort()
-    expect(files).toEqual(['README.md', 'bin', 'binding.d.ts', 'binding.js', 'cli', 'index.d.ts', 'index.js', 'index.mjs', 'internal', 'package.json'])
+    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'binding.d.ts', 'binding.js', 'cli', 'index.d.ts', 'index.js', 'index.mjs', 'internal', 'package.json'])
     expect(readdirSync(join(installed, 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
   })
 
