@@ -1,8 +1,10 @@
-// The ollama backend against a real HTTP server started by the test.
+// The ollama backend against a real HTTP server started by the test, which streams NDJSON as a
+// real Ollama does for `"stream": true`.
+import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { _resetRegistry, relay, reviewRelay } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
 import { TempRepo } from './support/git-repo.js'
 
 type Handler = (body: Record<string, unknown>, res: ServerResponse, req: IncomingMessage) => void
@@ -16,6 +18,46 @@ const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OLLAMA_MODEL: process.env.
 
 const json = (res: ServerResponse, status: number, value: unknown): void => {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** One line as a real Ollama streams it. */
+const line = (content: string): string =>
+  `${JSON.stringify({ model: 'llama3.2', created_at: new Date().toISOString(), message: { role: 'assistant', content }, done: false })}\n`
+
+/** A real Ollama's last line: empty content, done, statistics. */
+const doneLine = (): string =>
+  `${JSON.stringify({
+    model: 'llama3.2',
+    created_at: new Date().toISOString(),
+    message: { role: 'assistant', content: '' },
+    done: true,
+    done_reason: 'stop',
+    total_duration: 4883583458,
+    eval_count: 282,
+  })}\n`
+
+const ndjson = (res: ServerResponse): ServerResponse => res.writeHead(200, { 'content-type': 'application/x-ndjson' })
+
+/** Streams `tokens`, one write each `gapMs` apart, then the done line. */
+const streamTokens = (tokens: string[], gapMs: number): Handler => async (_, res) => {
+  ndjson(res)
+  for (const token of tokens) {
+    await sleep(gapMs)
+    res.write(line(token))
+  }
+  await sleep(gapMs)
+  res.end(doneLine())
+}
+
+async function collect(stream: AsyncGenerator<string, string, undefined>, started: number) {
+  const chunks: Array<{ text: string; at: number }> = []
+  for (;;) {
+    const step = await stream.next()
+    if (step.done) return { chunks, answer: step.value, endedAt: Date.now() - started }
+    chunks.push({ text: step.value, at: Date.now() - started })
+  }
 }
 
 beforeEach(async () => {
@@ -54,7 +96,7 @@ describe('ollama', () => {
     await expect(relay({ prompt: 'Hello', repoPath: repo.path, backend: 'ollama', model: 'llama3' })).resolves.toBe('ollama says hi')
     expect(bodies).toHaveLength(1)
     const body = bodies[0]
-    expect(body).toMatchObject({ model: 'llama3', stream: false })
+    expect(body).toMatchObject({ model: 'llama3', stream: true })
     const messages = body.messages as Array<{ role: string; content: string }>
     expect(messages).toHaveLength(1)
     expect(messages[0].role).toBe('user')
@@ -81,6 +123,9 @@ describe('ollama', () => {
     ['invalid JSON', (_, res) => res.writeHead(200).end('{not json'), 'ERR_BACKEND_FAILED', 'Ollama returned invalid JSON (HTTP 200)'],
     ['an error field', (_, res) => json(res, 200, { error: 'model "nope" not found' }), 'ERR_BACKEND_FAILED', 'Ollama error: model "nope" not found'],
     ['an empty answer', (_, res) => json(res, 200, { message: { content: ' \n' } }), 'ERR_BACKEND_NO_OUTPUT', 'Ollama completed without producing output'],
+    ['an empty stream', (_, res) => ndjson(res).end(line(' \n') + doneLine()), 'ERR_BACKEND_NO_OUTPUT', 'Ollama completed without producing output'],
+    ['an error line mid-stream', (_, res) => ndjson(res).end(`${line('partial')}{"error":"unexpected EOF"}\n`), 'ERR_BACKEND_FAILED', 'Ollama error: unexpected EOF'],
+    ['an over-long line', (_, res) => ndjson(res).end(line('x'.repeat(1024 * 1024))), 'ERR_BACKEND_FAILED', 'Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)'],
   ])('reports %s', async (_, reply, code, message) => {
     handler = reply
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({ code, message, backend: 'ollama' })
@@ -112,5 +157,82 @@ describe('ollama', () => {
     await expect.poll(() => bodies.length).toBe(1)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
+  })
+
+  describe('streaming', () => {
+    it('relayStream() yields the tokens as Ollama writes them and returns what relay() answers', async () => {
+      const tokens = ['\n The', ' sky', ' is', ' blue. \n']
+      handler = streamTokens(tokens, 80)
+      const started = Date.now()
+      const { chunks, answer, endedAt } = await collect(relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' }), started)
+      expect(chunks.map((c) => c.text)).toEqual(tokens)
+      expect(answer).toBe('The sky is blue.')
+      // The first token arrives as it is written, not with the rest (3 more lines, 80 ms apart).
+      expect(chunks[0].at).toBeLessThan(endedAt - 150)
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).resolves.toBe(answer)
+      const seen: string[] = []
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', onChunk: (t) => seen.push(t) })).resolves.toBe(answer)
+      expect(seen).toEqual(tokens)
+    })
+
+    it('keeps a 4-byte character whole when it is split across two TCP writes', async () => {
+      handler = async (_, res) => {
+        const bytes = Buffer.from(line('a😀b'))
+        const split = bytes.indexOf(Buffer.from('😀')) + 2
+        ndjson(res).write(bytes.subarray(0, split))
+        await sleep(30)
+        res.write(bytes.subarray(split))
+        res.end(doneLine())
+      }
+      const { chunks, answer } = await collect(relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' }), Date.now())
+      expect(chunks.map((c) => c.text)).toEqual(['a😀b'])
+      expect(answer).toBe('a😀b')
+    })
+
+    it('break after the first chunk drops the HTTP request within 1 s', async () => {
+      let closedAt: number | undefined
+      handler = (_, res, req) => {
+        req.socket.once('close', () => (closedAt = Date.now()))
+        ndjson(res).write(line('tick '))
+        const timer = setInterval(() => res.write(line('tick ')), 50)
+        res.once('close', () => clearInterval(timer))
+      }
+      let brokeAt = 0
+      for await (const chunk of relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })) {
+        expect(chunk).toBe('tick ')
+        brokeAt = Date.now()
+        break
+      }
+      await expect.poll(() => closedAt, { timeout: 1000, interval: 10 }).toBeDefined()
+      expect(closedAt! - brokeAt).toBeLessThan(1000)
+    })
+
+    it('a consumer that never reads stops the body being read: the server’s writes stall', async () => {
+      const token = line('z'.repeat(64 * 1024))
+      let written = 0
+      let stalledAt: number | undefined
+      let closed = false
+      handler = async (_, res) => {
+        res.once('close', () => (closed = true))
+        ndjson(res)
+        while (written < 256 * 1024 * 1024 && !closed) {
+          written += token.length
+          if (!res.write(token)) {
+            const drained = await Promise.race([once(res, 'drain').then(() => true), sleep(500).then(() => false)])
+            if (!drained) {
+              stalledAt = written
+              return
+            }
+          }
+        }
+      }
+      const stream = relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })
+      await stream.next()
+      await expect.poll(() => stalledAt, { timeout: 10_000, interval: 50 }).toBeDefined()
+      // 1 MiB waits unread in the relay; the rest fills the client's and the kernel's buffers.
+      expect(stalledAt).toBeLessThan(32 * 1024 * 1024)
+      await stream.return(undefined as never)
+      await expect.poll(() => closed, { timeout: 1000, interval: 10 }).toBe(true)
+    })
   })
 })

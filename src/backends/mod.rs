@@ -10,7 +10,7 @@ pub mod codex;
 pub mod gemini;
 pub mod ollama;
 pub mod ollama_host;
-mod ollama_reply;
+mod ollama_ndjson;
 
 /// One of each built-in backend, as a fresh registry holds them.
 pub fn builtins() -> Vec<Arc<dyn Backend>> {

@@ -1,5 +1,18 @@
-//! The built-in Ollama backend: one `POST {host}/api/chat` to a local (or remote) Ollama
-//! server. Reviews take the generic path (diff in the prompt).
+//! The built-in Ollama backend: one streamed `POST {host}/api/chat` to a local (or remote)
+//! Ollama server. Reviews take the generic path (diff in the prompt).
+//!
+//! The request asks for `"stream": true`; the NDJSON answer is read line by line as it arrives
+//! (see [`super::ollama_ndjson`]) and each piece of `message.content` goes to the call's chunk
+//! sink at once, so `relayStream()` yields Ollama's tokens as the model writes them. The sink's
+//! backpressure is the body's: while the consumer has 1 MiB unread the body is not read, and the
+//! server's writes stall once the socket buffers fill. The answer is the whole content, trimmed
+//! and kept to `MAX_OUTPUT_BYTES` (counted past it), exactly as a non-streamed answer was.
+//!
+//! The answer ends at the line with `"done": true`. A body that ends without one (a server that
+//! closes the stream cleanly early, or one that ignores `"stream": true` and answers a single
+//! object without `done`) answers what arrived, as the non-streamed call did: the content seen,
+//! or `Ollama completed without producing output`. A body cut off by a broken connection is a
+//! transport failure (`Ollama request failed: …`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +24,13 @@ use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, ReviewRequest, RunRequest,
 };
 use crate::backends::ollama_host;
+use crate::bounded_text::BoundedText;
 use crate::deadline::Stop;
 use crate::errors::{BackendFailureKind, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
+use crate::stream::ChunkSink;
 
-use super::ollama_reply::{ChatReply, ReplyScanner};
+use super::ollama_ndjson::{BadBody, ChatEvent, ChatStream, MAX_LINE_BYTES};
 
 pub const NAME: &str = "ollama";
 
@@ -93,14 +108,14 @@ async fn chat(request: &RunRequest) -> BackendResult {
             role: "user",
             content: &request.prompt,
         }],
-        stream: false,
+        stream: true,
     };
     let client = reqwest::Client::builder()
         // Node's fetch ignores HTTP(S)_PROXY, and the process environment is not the relay's.
         .no_proxy()
         .build()
         .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
-    let exchange = exchange(&client, &base, &body);
+    let exchange = exchange(&client, &base, &body, &request.chunks);
     match tokio::time::timeout(request.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => {
@@ -146,6 +161,7 @@ async fn exchange(
     client: &reqwest::Client,
     base: &str,
     body: &ChatRequest<'_>,
+    chunks: &ChunkSink,
 ) -> Result<BackendResult, reqwest::Error> {
     let mut response = client
         .post(format!("{base}/api/chat"))
@@ -161,39 +177,64 @@ async fn exchange(
             error_body_start(&head)
         ))));
     }
-    let invalid_json = || {
-        failed(format!(
-            "Ollama returned invalid JSON (HTTP {})",
-            status.as_u16()
-        ))
-    };
-    let mut scanner = ReplyScanner::new(MAX_OUTPUT_BYTES);
-    while let Some(chunk) = response.chunk().await? {
-        if scanner.push(&chunk).is_err() {
-            return Ok(Err(invalid_json()));
+    let mut lines = ChatStream::new(MAX_LINE_BYTES);
+    let mut events = Vec::new();
+    let mut answer = BoundedText::new(MAX_OUTPUT_BYTES);
+    loop {
+        // While `send` below waits for the consumer, the body is not read: backpressure.
+        let bytes = response.chunk().await?;
+        let read = match &bytes {
+            Some(bytes) => lines.push(bytes, &mut events),
+            None => lines.finish(&mut events),
+        };
+        for event in events.drain(..) {
+            match event {
+                ChatEvent::Content(text) => {
+                    answer.push(text.as_bytes());
+                    chunks.send(text).await;
+                }
+                ChatEvent::Error(error) => {
+                    return Ok(Err(failed(format!("Ollama error: {error}"))))
+                }
+                ChatEvent::Done => return Ok(settle(answer)),
+            }
+        }
+        if let Err(bad) = read {
+            return Ok(Err(bad_body(bad, status)));
+        }
+        if bytes.is_none() {
+            return Ok(settle(answer));
         }
     }
-    Ok(match scanner.finish() {
-        Ok(reply) => answer(reply),
-        Err(_) => Err(invalid_json()),
-    })
 }
 
-fn answer(reply: ChatReply) -> BackendResult {
-    if let Some(error) = reply.error {
-        return Err(failed(format!("Ollama error: {error}")));
-    }
-    match reply.content {
-        Some(content) if content.trimmed_len > 0 => content
-            .within(Subject::BackendOutput, MAX_OUTPUT_BYTES)
-            .map_err(|err| {
-                BackendFailure::reported(BackendFailureKind::OutputTooLarge, err.to_string())
-            }),
-        _ => Err(BackendFailure::reported(
-            BackendFailureKind::NoOutput,
-            "Ollama completed without producing output",
+fn bad_body(bad: BadBody, status: reqwest::StatusCode) -> BackendFailure {
+    match bad {
+        BadBody::InvalidJson => failed(format!(
+            "Ollama returned invalid JSON (HTTP {})",
+            status.as_u16()
+        )),
+        BadBody::LineTooLong => failed(format!(
+            "Ollama returned an NDJSON line longer than {MAX_LINE_BYTES} bytes (HTTP {})",
+            status.as_u16()
         )),
     }
+}
+
+/// The trimmed answer, or why there is none.
+fn settle(answer: BoundedText) -> BackendResult {
+    let answer = answer.finish();
+    if answer.trimmed_len == 0 {
+        return Err(BackendFailure::reported(
+            BackendFailureKind::NoOutput,
+            "Ollama completed without producing output",
+        ));
+    }
+    answer
+        .within(Subject::BackendOutput, MAX_OUTPUT_BYTES)
+        .map_err(|err| {
+            BackendFailure::reported(BackendFailureKind::OutputTooLarge, err.to_string())
+        })
 }
 
 /// Tells "no server there" from "the server broke the request" with a quick `GET /api/tags`.
@@ -288,8 +329,8 @@ fn js_slice_units(text: &str, units: usize) -> String {
 mod tests {
     use super::*;
     use crate::backend::{Env, Timeout};
-    use crate::backends::ollama_reply::InvalidJson;
-    use crate::bounded_text::Measured;
+    use crate::stream::{chunk_channel, ChunkSource};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Instant;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -306,11 +347,23 @@ mod tests {
     }
 
     enum Reply {
+        /// A whole body with its length, then the connection is closed.
         Http(u16, Vec<u8>),
+        /// `200` with a chunked NDJSON body as a real Ollama streams it: each piece is one
+        /// chunk (one write), sent after its delay; the connection is kept alive after it.
+        Ndjson(Vec<Piece>),
+        /// `200` with chunked NDJSON that never ends: this line, again and again, as fast as
+        /// the client reads it.
+        Flood(Vec<u8>),
         /// Read the request, answer nothing, report when the client hangs up.
         Hang,
         /// Read the request and close the connection without an answer.
         Close,
+    }
+
+    struct Piece {
+        after: Duration,
+        bytes: Vec<u8>,
     }
 
     #[derive(Debug, PartialEq)]
@@ -319,11 +372,14 @@ mod tests {
         HungUp,
     }
 
-    /// A minimal HTTP/1.1 server on 127.0.0.1: one request per connection.
+    /// A minimal HTTP/1.1 server on 127.0.0.1: a connection serves requests until a reply that
+    /// is not `Ndjson`.
     struct TestServer {
         port: u16,
         received: Arc<Mutex<Vec<Received>>>,
         events: mpsc::UnboundedReceiver<Event>,
+        /// Bytes of NDJSON bodies the client took (the kernel accepted the writes).
+        written: Arc<AtomicUsize>,
         accept: tokio::task::JoinHandle<()>,
     }
 
@@ -333,28 +389,46 @@ mod tests {
         }
     }
 
+    #[derive(Clone)]
+    struct Counters {
+        events: mpsc::UnboundedSender<Event>,
+        written: Arc<AtomicUsize>,
+    }
+
     impl TestServer {
         async fn start(handler: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Self {
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
             let port = listener.local_addr().expect("local address").port();
             let handler = Arc::new(handler);
             let received = Arc::new(Mutex::new(Vec::new()));
+            let written = Arc::new(AtomicUsize::new(0));
             let (events_tx, events) = mpsc::unbounded_channel();
+            let counters = Counters {
+                events: events_tx,
+                written: Arc::clone(&written),
+            };
             let accept = tokio::spawn({
                 let received = Arc::clone(&received);
                 async move {
                     while let Ok((socket, _)) = listener.accept().await {
+                        // As Go's (Ollama's) and Node's servers do.
+                        let _ = socket.set_nodelay(true);
                         let handler = Arc::clone(&handler);
                         let received = Arc::clone(&received);
-                        let events = events_tx.clone();
+                        let counters = counters.clone();
                         tokio::spawn(async move {
                             let mut socket = socket;
-                            let Some(request) = read_request(&mut socket).await else {
-                                return;
-                            };
-                            received.lock().expect("lock").push(request.clone());
-                            let _ = events.send(Event::Request);
-                            respond(socket, handler(&request), &events).await;
+                            loop {
+                                let Some(request) = read_request(&mut socket).await else {
+                                    return;
+                                };
+                                received.lock().expect("lock").push(request.clone());
+                                let _ = counters.events.send(Event::Request);
+                                match respond(socket, handler(&request), &counters).await {
+                                    Some(kept_alive) => socket = kept_alive,
+                                    None => return,
+                                }
+                            }
                         });
                     }
                 }
@@ -363,6 +437,7 @@ mod tests {
                 port,
                 received,
                 events,
+                written,
                 accept,
             }
         }
@@ -373,6 +448,10 @@ mod tests {
 
         fn received(&self) -> Vec<Received> {
             self.received.lock().expect("lock").clone()
+        }
+
+        fn written(&self) -> usize {
+            self.written.load(Ordering::SeqCst)
         }
 
         async fn next_event(&mut self) -> Option<Event> {
@@ -418,7 +497,30 @@ mod tests {
         })
     }
 
-    async fn respond(mut socket: TcpStream, reply: Reply, events: &mpsc::UnboundedSender<Event>) {
+    const NDJSON_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\
+                                 Transfer-Encoding: chunked\r\n\r\n";
+
+    /// Writes one chunk of a chunked body, counting its bytes once written.
+    async fn write_chunk(
+        socket: &mut (impl AsyncWriteExt + Unpin),
+        bytes: &[u8],
+        written: &AtomicUsize,
+    ) -> std::io::Result<()> {
+        let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+        chunk.extend_from_slice(bytes);
+        chunk.extend_from_slice(b"\r\n");
+        socket.write_all(&chunk).await?;
+        socket.flush().await?;
+        written.fetch_add(bytes.len(), Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Answers one request; the socket back when the connection stays open for another.
+    async fn respond(
+        mut socket: TcpStream,
+        reply: Reply,
+        counters: &Counters,
+    ) -> Option<TcpStream> {
         match reply {
             Reply::Http(status, body) => {
                 let head = format!(
@@ -429,13 +531,58 @@ mod tests {
                 let _ = socket.write_all(head.as_bytes()).await;
                 let _ = socket.write_all(&body).await;
                 let _ = socket.shutdown().await;
+                None
+            }
+            Reply::Ndjson(pieces) => {
+                let (mut reader, mut writer) = socket.split();
+                let write = async {
+                    writer.write_all(NDJSON_HEAD).await?;
+                    for piece in pieces {
+                        tokio::time::sleep(piece.after).await;
+                        write_chunk(&mut writer, &piece.bytes, &counters.written).await?;
+                    }
+                    writer.write_all(b"0\r\n\r\n").await?;
+                    writer.flush().await
+                };
+                // The client sends nothing while it reads an answer: a read that ends is the
+                // client hanging up.
+                let mut byte = [0u8; 1];
+                let finished = tokio::select! {
+                    written = write => written.is_ok(),
+                    _ = reader.read(&mut byte) => false,
+                };
+                if finished {
+                    Some(socket)
+                } else {
+                    let _ = counters.events.send(Event::HungUp);
+                    None
+                }
+            }
+            Reply::Flood(line) => {
+                let (mut reader, mut writer) = socket.split();
+                let write = async {
+                    writer.write_all(NDJSON_HEAD).await?;
+                    loop {
+                        write_chunk(&mut writer, &line, &counters.written).await?;
+                    }
+                    #[allow(unreachable_code)]
+                    std::io::Result::Ok(())
+                };
+                let mut byte = [0u8; 1];
+                tokio::select! {
+                    _ = write => {}
+                    _ = reader.read(&mut byte) => {}
+                }
+                let _ = counters.events.send(Event::HungUp);
+                None
             }
             Reply::Hang => {
                 let mut buf = [0u8; 1024];
                 while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
-                let _ = events.send(Event::HungUp);
+                let _ = counters.events.send(Event::HungUp);
+                None
             }
-            Reply::Close => drop(socket),
+            Reply::Close => None,
         }
     }
 
@@ -556,7 +703,7 @@ mod tests {
         assert_eq!(received[0].path, "/api/chat");
         assert_eq!(
             String::from_utf8_lossy(&received[0].body),
-            r#"{"model":"llama3.2","messages":[{"role":"user","content":"What is 2+2?"}],"stream":false}"#
+            r#"{"model":"llama3.2","messages":[{"role":"user","content":"What is 2+2?"}],"stream":true}"#
         );
     }
 
@@ -579,7 +726,7 @@ mod tests {
             .collect();
         assert_eq!(bodies[0]["model"], "qwen2.5-coder");
         assert_eq!(bodies[1].get("model"), None);
-        assert_eq!(bodies[1]["stream"], false);
+        assert_eq!(bodies[1]["stream"], true);
         assert_eq!(bodies[1]["messages"][0]["content"], "What is 2+2?");
     }
 
@@ -751,9 +898,210 @@ mod tests {
         assert!(server.received().is_empty());
     }
 
+    /// One line as a real Ollama streams it.
+    fn token_line(content: &str) -> Vec<u8> {
+        let line = serde_json::json!({
+            "model": "llama3.2",
+            "created_at": "2024-07-01T10:00:00.123456Z",
+            "message": { "role": "assistant", "content": content },
+            "done": false,
+        });
+        format!("{line}\n").into_bytes()
+    }
+
+    /// A real Ollama's last line: empty content, `done`, statistics.
+    fn done_line() -> Vec<u8> {
+        let line = serde_json::json!({
+            "model": "llama3.2",
+            "created_at": "2024-07-01T10:00:01.123456Z",
+            "message": { "role": "assistant", "content": "" },
+            "done": true,
+            "done_reason": "stop",
+            "total_duration": 4_883_583_458_u64,
+            "load_duration": 1_334_875,
+            "prompt_eval_count": 26,
+            "prompt_eval_duration": 342_546_000,
+            "eval_count": 282,
+            "eval_duration": 4_535_599_000_u64,
+        });
+        format!("{line}\n").into_bytes()
+    }
+
+    fn piece(after_ms: u64, bytes: Vec<u8>) -> Piece {
+        Piece {
+            after: Duration::from_millis(after_ms),
+            bytes,
+        }
+    }
+
+    /// `tokens`, one line (one write) each `gap_ms` apart, then the done line.
+    fn streamed(tokens: &[&str], gap_ms: u64) -> Reply {
+        let mut pieces: Vec<Piece> = tokens
+            .iter()
+            .map(|token| piece(gap_ms, token_line(token)))
+            .collect();
+        pieces.push(piece(gap_ms, done_line()));
+        Reply::Ndjson(pieces)
+    }
+
+    /// Starts a run whose text goes to the returned source.
+    fn start_streaming(
+        mut req: RunRequest,
+        cancel: &CancellationToken,
+    ) -> (tokio::task::JoinHandle<BackendResult>, ChunkSource) {
+        let (sink, source) = chunk_channel();
+        req.chunks = sink;
+        let running = tokio::spawn(Arc::new(OllamaBackend::default()).run(req, cancel.clone()));
+        (running, source)
+    }
+
+    /// Every chunk with when it came, then the run's result and when it ended.
+    async fn collect(
+        running: tokio::task::JoinHandle<BackendResult>,
+        mut source: ChunkSource,
+    ) -> (Vec<(String, Instant)>, BackendResult, Instant) {
+        let mut chunks = Vec::new();
+        while let Some(chunk) = source.next().await {
+            chunks.push((chunk.text, Instant::now()));
+        }
+        let result = running.await.expect("no panic");
+        (chunks, result, Instant::now())
+    }
+
+    fn texts(chunks: &[(String, Instant)]) -> Vec<&str> {
+        chunks.iter().map(|(text, _)| text.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn streams_each_token_as_it_arrives_and_answers_the_trimmed_whole() {
+        let tokens = ["\n The", " sky", " is", " blue. \n"];
+        let server = TestServer::start(move |_| streamed(&tokens, 80)).await;
+        let (running, source) =
+            start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
+        let (chunks, result, ended) = collect(running, source).await;
+        assert_eq!(result, Ok("The sky is blue.".to_string()));
+        assert_eq!(texts(&chunks), tokens);
+        // The first token comes as it is written, not with the rest (3 more lines, 80 ms apart).
+        let first = chunks[0].1;
+        assert!(
+            ended.duration_since(first) >= Duration::from_millis(200),
+            "{:?}",
+            ended.duration_since(first)
+        );
+        // Without a consumer the same body gives the same answer.
+        assert_eq!(
+            run(request(&server.url(), 30.0)).await,
+            Ok("The sky is blue.".to_string())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_character_split_across_two_writes_arrives_whole() {
+        let line = token_line("a😀b");
+        let split = line
+            .windows(4)
+            .position(|w| w == "😀".as_bytes())
+            .expect("the emoji")
+            + 2;
+        let server = TestServer::start(move |_| {
+            Reply::Ndjson(vec![
+                piece(0, line[..split].to_vec()),
+                piece(30, line[split..].to_vec()),
+                piece(0, token_line("é")),
+                piece(0, done_line()),
+            ])
+        })
+        .await;
+        let (running, source) =
+            start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
+        let (chunks, result, _) = collect(running, source).await;
+        assert_eq!(texts(&chunks), ["a😀b", "é"]);
+        assert_eq!(result, Ok("a😀bé".to_string()));
+    }
+
+    #[tokio::test]
+    async fn an_error_line_mid_stream_fails_the_run() {
+        let server = TestServer::start(|_| {
+            Reply::Ndjson(vec![
+                piece(0, token_line("partial")),
+                piece(10, br#"{"error":"an error was encountered while running the model: unexpected EOF"}"#.to_vec()),
+                piece(0, b"\n".to_vec()),
+            ])
+        })
+        .await;
+        let (running, source) =
+            start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
+        let (chunks, result, _) = collect(running, source).await;
+        assert_eq!(texts(&chunks), ["partial"]);
+        assert_eq!(
+            reported(result),
+            (
+                BackendFailureKind::Failed,
+                "Ollama error: an error was encountered while running the model: unexpected EOF"
+                    .to_string()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_that_ends_without_done_answers_what_arrived() {
+        let server = TestServer::start(|_| {
+            Reply::Ndjson(vec![
+                piece(0, token_line("cut ")),
+                piece(0, token_line("short")),
+            ])
+        })
+        .await;
+        assert_eq!(
+            run(request(&server.url(), 30.0)).await,
+            Ok("cut short".to_string())
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_after_the_done_line_counts() {
+        let server = TestServer::start(|_| {
+            Reply::Ndjson(vec![
+                piece(0, token_line("kept")),
+                piece(0, done_line()),
+                piece(0, token_line(" dropped")),
+                piece(0, b"not json\n".to_vec()),
+            ])
+        })
+        .await;
+        assert_eq!(
+            run(request(&server.url(), 30.0)).await,
+            Ok("kept".to_string())
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_line_past_the_line_limit() {
+        let (kind, message) = answered_with(chat_reply(&"x".repeat(MAX_LINE_BYTES))).await;
+        assert_eq!(kind, BackendFailureKind::Failed);
+        assert_eq!(
+            message,
+            "Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)"
+        );
+    }
+
+    /// `total` bytes of `byte` as content, in lines of 64 KiB, then the done line.
+    fn streamed_content(byte: char, total: usize) -> Reply {
+        let token = byte.to_string().repeat(64 * 1024);
+        let mut pieces = Vec::new();
+        let mut left = total;
+        while left > 0 {
+            let take = left.min(token.len());
+            pieces.push(piece(0, token_line(&token[..take])));
+            left -= take;
+        }
+        pieces.push(piece(0, done_line()));
+        Reply::Ndjson(pieces)
+    }
+
     #[tokio::test]
     async fn refuses_an_answer_over_the_output_limit() {
-        let (kind, message) = answered_with(chat_reply(&"x".repeat(MAX_OUTPUT_BYTES + 1))).await;
+        let (kind, message) = answered_with(streamed_content('x', MAX_OUTPUT_BYTES + 1)).await;
         assert_eq!(kind, BackendFailureKind::OutputTooLarge);
         assert_eq!(
             message,
@@ -764,11 +1112,73 @@ mod tests {
     #[tokio::test]
     async fn counts_the_answer_not_the_escaped_body() {
         // Every `"` is escaped, so the body is twice the limit while the answer just fits.
-        let content = "\"".repeat(MAX_OUTPUT_BYTES);
-        let server = TestServer::start(move |_| chat_reply(&content)).await;
+        let server = TestServer::start(move |_| streamed_content('"', MAX_OUTPUT_BYTES)).await;
         let answer = run(request(&server.url(), 30.0)).await.expect("an answer");
         assert_eq!(answer.len(), MAX_OUTPUT_BYTES);
         assert!(answer.bytes().all(|b| b == b'"'));
+    }
+
+    #[tokio::test]
+    async fn cancelling_mid_stream_drops_the_request_at_once() {
+        let tokens = ["tick "; 200];
+        let mut server = TestServer::start(move |_| streamed(&tokens, 50)).await;
+        let cancel = CancellationToken::new();
+        let (running, mut source) = start_streaming(request(&server.url(), 600.0), &cancel);
+        assert_eq!(server.next_event().await, Some(Event::Request));
+        let first = source.next().await.expect("a first chunk");
+        assert_eq!(first.text, "tick ");
+        let cancelled_at = Instant::now();
+        cancel.cancel();
+        let result = tokio::time::timeout(Duration::from_secs(1), running)
+            .await
+            .expect("resolves promptly")
+            .expect("no panic");
+        assert_eq!(result, Err(BackendFailure::Cancelled));
+        assert_eq!(server.next_event().await, Some(Event::HungUp));
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            cancelled_at.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_consumer_that_never_reads_stops_the_body_being_read() {
+        let mut server =
+            TestServer::start(|_| Reply::Flood(token_line(&"z".repeat(64 * 1024)))).await;
+        let cancel = CancellationToken::new();
+        let (running, mut source) = start_streaming(request(&server.url(), 60.0), &cancel);
+        // Wait until the server's writes stall: nothing more taken for 300 ms.
+        let started = Instant::now();
+        let mut last = 0;
+        let stalled_at = loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let now = server.written();
+            if now > 0 && now == last {
+                break now;
+            }
+            last = now;
+            assert!(started.elapsed() < Duration::from_secs(10), "never stalled");
+        };
+        let mut queued = 0;
+        while let Some(chunk) = source.try_next() {
+            queued += chunk.text.len();
+        }
+        eprintln!(
+            "unread consumer: the server wrote {stalled_at} bytes of body before stalling; \
+             {queued} bytes of text waited in the chunk queue"
+        );
+        // 1 MiB waits for the consumer; the rest is in the client's and the kernel's buffers.
+        assert_eq!(queued, crate::stream::MAX_UNREAD_BYTES);
+        assert!(stalled_at < 32 * 1024 * 1024, "{stalled_at}");
+        assert!(!running.is_finished());
+        cancel.cancel();
+        assert_eq!(
+            running.await.expect("no panic"),
+            Err(BackendFailure::Cancelled)
+        );
+        assert_eq!(server.next_event().await, Some(Event::Request));
+        assert_eq!(server.next_event().await, Some(Event::HungUp));
     }
 
     #[test]
@@ -782,154 +1192,5 @@ mod tests {
         assert_eq!(error_body_start(b"\xEF\xBB\xBFok\xFF"), "ok\u{FFFD}");
         let long = "y".repeat(ERROR_BODY_BYTES);
         assert_eq!(error_body_start(long.as_bytes()).len(), ERROR_BODY_UNITS);
-    }
-
-    fn scan(body: &[u8], limit: usize) -> Result<ChatReply, InvalidJson> {
-        let mut scanner = ReplyScanner::new(limit);
-        scanner.push(body)?;
-        scanner.finish()
-    }
-
-    /// Scans the body whole and split at every byte, and checks all agree.
-    fn scan_any_split(body: &str) -> Result<ChatReply, InvalidJson> {
-        let whole = scan(body.as_bytes(), 100);
-        for at in 1..body.len() {
-            let mut scanner = ReplyScanner::new(100);
-            let split = scanner
-                .push(&body.as_bytes()[..at])
-                .and_then(|()| scanner.push(&body.as_bytes()[at..]))
-                .and_then(|()| scanner.finish());
-            assert_eq!(split, whole, "{body:?} split at {at}");
-        }
-        whole
-    }
-
-    fn content(text: &str) -> Option<Measured> {
-        Some(crate::bounded_text::measure(text.as_bytes(), 100))
-    }
-
-    #[test]
-    fn scanner_keeps_what_json_parse_would_keep() {
-        let reply = scan_any_split(
-            r#" {"model":"m","created_at":"2024","message":{"role":"assistant",
-               "content":" a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00 ","images":null,
-               "tool_calls":[{"function":{"content":"not this"}}]},
-               "done":true,"total_duration":-1.5e+3,"eval_count":0,"x":[[],{},false]} "#,
-        )
-        .expect("valid");
-        assert_eq!(reply.error, None);
-        assert_eq!(reply.content, content("a\"\\/\u{8}\u{C}\n\r\t\u{E9}😀"));
-    }
-
-    #[test]
-    fn scanner_lets_later_members_win() {
-        let reply = scan_any_split(
-            r#"{"message":{"content":"first","content":"second"},"error":"x","error":null}"#,
-        )
-        .expect("valid");
-        assert_eq!(reply.content, content("second"));
-        assert_eq!(reply.error, None);
-        let reply =
-            scan_any_split(r#"{"message":{"content":"gone"},"message":{}}"#).expect("valid");
-        assert_eq!(reply.content, None);
-        let reply = scan_any_split(r#"{"\u0065rror":"escaped key","message":{"content":7}}"#)
-            .expect("valid");
-        assert_eq!(reply.error.as_deref(), Some("escaped key"));
-        assert_eq!(reply.content, None);
-        // Only the top-level `message` and `error` count.
-        let reply = scan_any_split(r#"{"other":{"error":"no","message":{"content":"no"}}}"#)
-            .expect("valid");
-        assert_eq!(
-            reply,
-            ChatReply {
-                error: None,
-                content: None
-            }
-        );
-    }
-
-    #[test]
-    fn scanner_replaces_what_a_string_cannot_hold() {
-        let reply = scan_any_split(r#"{"message":{"content":"\ud83d|\ude00|\ud83d\ud83d\ude00"}}"#)
-            .expect("valid");
-        assert_eq!(reply.content, content("\u{FFFD}|\u{FFFD}|\u{FFFD}😀"));
-        let mut body = br#"{"error":"bad "#.to_vec();
-        body.extend_from_slice(b"\xFF\xE2\x82\"}");
-        let reply = scan(&body, 100).expect("valid");
-        assert_eq!(reply.error.as_deref(), Some("bad \u{FFFD}\u{FFFD}"));
-        assert_eq!(
-            scan(b"\xEF\xBB\xBF{}", 100),
-            Ok(ChatReply {
-                error: None,
-                content: None
-            })
-        );
-    }
-
-    #[test]
-    fn scanner_accepts_any_json_value() {
-        for body in [
-            "0",
-            "-0.5e-3",
-            "12",
-            "\"s\"",
-            "true",
-            " null ",
-            "[1,[2],{}]",
-            "{}",
-        ] {
-            assert!(scan_any_split(body).is_ok(), "{body:?}");
-        }
-    }
-
-    #[test]
-    fn scanner_refuses_what_json_parse_refuses() {
-        let invalid = [
-            "",
-            " ",
-            "{",
-            "}",
-            "{\"a\"}",
-            "{\"a\":}",
-            "{\"a\":1,}",
-            "[1,]",
-            "[1 2]",
-            "01",
-            "1.",
-            "-",
-            "1e",
-            "+1",
-            ".5",
-            "tru",
-            "nul",
-            "truex",
-            "\"\u{1}\"",
-            "\"\\x\"",
-            "\"\\u12g4\"",
-            "{}x",
-            "{} {}",
-            "{'a':1}",
-            "{\"a\" 1}",
-            "{a:1}",
-            "[}",
-            "{]",
-            "\u{FEFF}\u{FEFF}{}",
-            "NaN",
-            "\"open",
-        ];
-        for body in invalid {
-            assert_eq!(scan(body.as_bytes(), 100), Err(InvalidJson), "{body:?}");
-        }
-        assert_eq!(scan(b"{\xFF:1}", 100), Err(InvalidJson));
-        let deep = format!("{}{}", "[".repeat(2000), "]".repeat(2000));
-        assert_eq!(scan(deep.as_bytes(), 100), Err(InvalidJson));
-    }
-
-    #[test]
-    fn scanner_counts_content_past_its_limit() {
-        let reply = scan(br#"{"message":{"content":"  abcdefghij  "}}"#, 4).expect("valid");
-        let measured = reply.content.expect("content");
-        assert_eq!(measured.trimmed_len, 10);
-        assert_eq!(measured.text, "abcd");
     }
 }
