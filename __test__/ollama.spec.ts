@@ -234,5 +234,19 @@ describe('ollama', () => {
       await stream.return(undefined as never)
       await expect.poll(() => closed, { timeout: 1000, interval: 10 }).toBe(true)
     })
+
+    it('sequential relays reuse a kept-alive TCP connection: at most 1 new connection per 20 relays', async () => {
+      let connections = 0
+      server.on('connection', () => connections++)
+      handler = streamTokens(['re', 'used'], 0)
+      for (let i = 0; i < 40; i++) {
+        await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).resolves.toBe('reused')
+      }
+      expect(bodies).toHaveLength(40)
+      // Usually 1. A connection returns to the pool in a task of its own once its answer is read:
+      // when the next relay checks the pool before that task has run (a busy machine), it opens
+      // a second connection, and from then on one of the two is always idle.
+      expect(connections).toBeLessThanOrEqual(2)
+    })
   })
 })

@@ -14,7 +14,7 @@
 //! or `Ollama completed without producing output`. A body cut off by a broken connection is a
 //! transport failure (`Ollama request failed: …`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -44,7 +44,16 @@ const ERROR_BODY_UNITS: usize = 200;
 /// 3 bytes, and the bytes just after the cut can change how the last ones decode.
 const ERROR_BODY_BYTES: usize = 1024;
 
-/// Stateless: each run builds its own HTTP client, so no connection outlives its run.
+/// After `"done": true`, how long the rest of the body (normally just the end of the chunked
+/// encoding, in the same packet as the last line) is waited for so that the connection can be
+/// reused; a server that sends more or stalls has its connection closed instead.
+const REST_OF_BODY_WAIT: Duration = Duration::from_millis(100);
+const REST_OF_BODY_BYTES: usize = 64 * 1024;
+
+/// Clients kept: one per tokio runtime that ran an Ollama request (see [`client`]).
+const MAX_CLIENTS: usize = 8;
+
+/// Stateless; HTTP connections are kept by the runtime's shared client (see [`client`]).
 pub struct OllamaBackend {
     sandboxes: Vec<String>,
 }
@@ -110,11 +119,7 @@ async fn chat(request: &RunRequest) -> BackendResult {
         }],
         stream: true,
     };
-    let client = reqwest::Client::builder()
-        // Node's fetch ignores HTTP(S)_PROXY, and the process environment is not the relay's.
-        .no_proxy()
-        .build()
-        .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
+    let client = client()?;
     let exchange = exchange(&client, &base, &body, &request.chunks);
     match tokio::time::timeout(request.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
@@ -132,6 +137,39 @@ async fn chat(request: &RunRequest) -> BackendResult {
         }
         Err(_) => Err(timed_out(request)),
     }
+}
+
+/// The HTTP client of the current tokio runtime, built on first use.
+///
+/// One client keeps its idle connections (HTTP/1.1 keep-alive), so sequential relays to the same
+/// server reuse one TCP connection instead of opening one each. A connection belongs to the
+/// runtime whose task drives it: a pooled connection handed to a request on another runtime
+/// hangs if its runtime is alive but idle, or fails ("dispatch task is gone") if that runtime
+/// was dropped. The addon runs every call on one runtime, so this is one client for the whole
+/// process; Rust tests (a runtime each) get a client each and never share a connection. A
+/// runtime's client is kept while fewer than [`MAX_CLIENTS`] runtimes have one; past that the
+/// oldest is forgotten (its runtime, if still alive, just builds a new one).
+fn client() -> Result<reqwest::Client, BackendFailure> {
+    static CLIENTS: Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>> = Mutex::new(Vec::new());
+    let runtime = tokio::runtime::Handle::current().id();
+    let clients = || CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, client)) = clients().iter().find(|(id, _)| *id == runtime) {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        // Node's fetch ignores HTTP(S)_PROXY, and the process environment is not the relay's.
+        .no_proxy()
+        .build()
+        .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
+    let mut clients = clients();
+    if let Some((_, built_meanwhile)) = clients.iter().find(|(id, _)| *id == runtime) {
+        return Ok(built_meanwhile.clone());
+    }
+    if clients.len() >= MAX_CLIENTS {
+        clients.remove(0);
+    }
+    clients.push((runtime, client.clone()));
+    Ok(client)
 }
 
 fn timed_out(request: &RunRequest) -> BackendFailure {
@@ -196,16 +234,45 @@ async fn exchange(
                 ChatEvent::Error(error) => {
                     return Ok(Err(failed(format!("Ollama error: {error}"))))
                 }
-                ChatEvent::Done => return Ok(settle(answer)),
+                ChatEvent::Done => {
+                    read_rest_of_body(&mut response).await;
+                    return Ok(settle(answer));
+                }
             }
         }
         if let Err(bad) = read {
             return Ok(Err(bad_body(bad, status)));
         }
         if bytes.is_none() {
+            let_the_connection_return_to_the_pool().await;
             return Ok(settle(answer));
         }
     }
+}
+
+/// Reads what follows the last line for a moment, so that the connection, its response
+/// complete, goes back to the pool; anything else closes it (when `response` is dropped).
+async fn read_rest_of_body(response: &mut reqwest::Response) {
+    let drain = async {
+        let mut left = REST_OF_BODY_BYTES;
+        while let Ok(Some(bytes)) = response.chunk().await {
+            let Some(still) = left.checked_sub(bytes.len()) else {
+                return;
+            };
+            left = still;
+        }
+    };
+    let _ = tokio::time::timeout(REST_OF_BODY_WAIT, drain).await;
+    let_the_connection_return_to_the_pool().await;
+}
+
+/// A connection whose response is complete goes back to the pool in a task of its own; this
+/// lets that task run before the caller can start the next request, which would otherwise open
+/// a second connection when it finds the pool empty. (On a multi-threaded runtime that task may
+/// still be late; the next request then opens one more connection, and sequential requests
+/// alternate between the two from then on.)
+async fn let_the_connection_return_to_the_pool() {
+    tokio::task::yield_now().await;
 }
 
 fn bad_body(bad: BadBody, status: reqwest::StatusCode) -> BackendFailure {
@@ -352,6 +419,9 @@ mod tests {
         /// `200` with a chunked NDJSON body as a real Ollama streams it: each piece is one
         /// chunk (one write), sent after its delay; the connection is kept alive after it.
         Ndjson(Vec<Piece>),
+        /// As `Ndjson`, then the server closes the connection (as when its keep-alive timeout
+        /// passes) without saying so in the response.
+        NdjsonThenClose(Vec<Piece>),
         /// `200` with chunked NDJSON that never ends: this line, again and again, as fast as
         /// the client reads it.
         Flood(Vec<u8>),
@@ -378,6 +448,8 @@ mod tests {
         port: u16,
         received: Arc<Mutex<Vec<Received>>>,
         events: mpsc::UnboundedReceiver<Event>,
+        /// Connections accepted.
+        connections: Arc<AtomicUsize>,
         /// Bytes of NDJSON bodies the client took (the kernel accepted the writes).
         written: Arc<AtomicUsize>,
         accept: tokio::task::JoinHandle<()>,
@@ -401,6 +473,7 @@ mod tests {
             let port = listener.local_addr().expect("local address").port();
             let handler = Arc::new(handler);
             let received = Arc::new(Mutex::new(Vec::new()));
+            let connections = Arc::new(AtomicUsize::new(0));
             let written = Arc::new(AtomicUsize::new(0));
             let (events_tx, events) = mpsc::unbounded_channel();
             let counters = Counters {
@@ -409,8 +482,10 @@ mod tests {
             };
             let accept = tokio::spawn({
                 let received = Arc::clone(&received);
+                let connections = Arc::clone(&connections);
                 async move {
                     while let Ok((socket, _)) = listener.accept().await {
+                        connections.fetch_add(1, Ordering::SeqCst);
                         // As Go's (Ollama's) and Node's servers do.
                         let _ = socket.set_nodelay(true);
                         let handler = Arc::clone(&handler);
@@ -437,6 +512,7 @@ mod tests {
                 port,
                 received,
                 events,
+                connections,
                 written,
                 accept,
             }
@@ -448,6 +524,10 @@ mod tests {
 
         fn received(&self) -> Vec<Received> {
             self.received.lock().expect("lock").clone()
+        }
+
+        fn connections(&self) -> usize {
+            self.connections.load(Ordering::SeqCst)
         }
 
         fn written(&self) -> usize {
@@ -531,6 +611,10 @@ mod tests {
                 let _ = socket.write_all(head.as_bytes()).await;
                 let _ = socket.write_all(&body).await;
                 let _ = socket.shutdown().await;
+                None
+            }
+            Reply::NdjsonThenClose(pieces) => {
+                Box::pin(respond(socket, Reply::Ndjson(pieces), counters)).await;
                 None
             }
             Reply::Ndjson(pieces) => {
@@ -1179,6 +1263,35 @@ mod tests {
         );
         assert_eq!(server.next_event().await, Some(Event::Request));
         assert_eq!(server.next_event().await, Some(Event::HungUp));
+    }
+
+    #[tokio::test]
+    async fn sequential_runs_reuse_one_connection() {
+        let server = TestServer::start(|_| streamed(&["re", "used"], 0)).await;
+        for _ in 0..20 {
+            assert_eq!(
+                run(request(&server.url(), 30.0)).await,
+                Ok("reused".to_string())
+            );
+        }
+        assert_eq!(server.received().len(), 20);
+        assert_eq!(server.connections(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_kept_alive_connection_the_server_closed_is_not_reused() {
+        let server = TestServer::start(|_| {
+            Reply::NdjsonThenClose(vec![piece(0, token_line("fresh")), piece(0, done_line())])
+        })
+        .await;
+        for _ in 0..3 {
+            assert_eq!(
+                run(request(&server.url(), 30.0)).await,
+                Ok("fresh".to_string())
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(server.connections(), 3);
     }
 
     #[test]
