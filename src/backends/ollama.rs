@@ -29,6 +29,7 @@ use crate::deadline::Stop;
 use crate::errors::{BackendFailureKind, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::stream::ChunkSink;
+use crate::text::is_js_whitespace;
 
 use super::ollama_ndjson::{BadBody, ChatEvent, ChatStream, MAX_LINE_BYTES};
 
@@ -218,6 +219,8 @@ async fn exchange(
     let mut lines = ChatStream::new(MAX_LINE_BYTES);
     let mut events = Vec::new();
     let mut answer = BoundedText::new(MAX_OUTPUT_BYTES);
+    // Whether text that is not whitespace was streamed.
+    let mut streaming = false;
     loop {
         // While `send` below waits for the consumer, the body is not read: backpressure.
         let bytes = response.chunk().await?;
@@ -227,8 +230,15 @@ async fn exchange(
         };
         for event in events.drain(..) {
             match event {
-                ChatEvent::Content(text) => {
+                ChatEvent::Content(mut text) => {
                     answer.push(text.as_bytes());
+                    if !streaming {
+                        // The stream starts where the answer does (as gemini's): the
+                        // whitespace before the first text is not sent.
+                        let skipped = text.len() - text.trim_start_matches(is_js_whitespace).len();
+                        text.drain(..skipped);
+                        streaming = !text.is_empty();
+                    }
                     chunks.send(text).await;
                 }
                 ChatEvent::Error(error) => {
@@ -1058,13 +1068,14 @@ mod tests {
 
     #[tokio::test]
     async fn streams_each_token_as_it_arrives_and_answers_the_trimmed_whole() {
-        let tokens = ["\n The", " sky", " is", " blue. \n"];
+        let tokens = ["\n", "  The", " sky", " is", " blue. \n"];
         let server = TestServer::start(move |_| streamed(&tokens, 80)).await;
         let (running, source) =
             start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
         let (chunks, result, ended) = collect(running, source).await;
         assert_eq!(result, Ok("The sky is blue.".to_string()));
-        assert_eq!(texts(&chunks), tokens);
+        // The whitespace before the first text is not streamed; the rest is, as it came.
+        assert_eq!(texts(&chunks), ["The", " sky", " is", " blue. \n"]);
         // The first token comes as it is written, not with the rest (3 more lines, 80 ms apart).
         let first = chunks[0].1;
         assert!(
