@@ -151,3 +151,32 @@ export function bigAnswerMemory({ root, work, repo, runs, report }) {
   const value = median(deltas)
   report('an 8 MB answer: RSS growth', `${value.toFixed(1)} MB`, '≤ 20 MB', value <= 20, 'upstream 54 MB')
 }
+
+/** Sequential relays to a local Ollama stand-in that counts its TCP connections. */
+export async function ollamaConnections({ api, repo, report }) {
+  const { createServer } = await import('node:http')
+  let connections = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' })
+      res.write(`${JSON.stringify({ model: 'm', message: { role: 'assistant', content: 'ok' }, done: false })}\n`)
+      res.end(`${JSON.stringify({ model: 'm', message: { role: 'assistant', content: '' }, done: true })}\n`)
+    })
+  })
+  server.on('connection', () => connections++)
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const saved = process.env.OLLAMA_HOST
+  process.env.OLLAMA_HOST = `127.0.0.1:${server.address().port}`
+  try {
+    const relays = 200
+    for (let i = 0; i < relays; i++) await api.relay({ prompt: 'p', repoPath: repo, backend: 'ollama', model: 'm' })
+    const value = connections / relays
+    report('Ollama: new TCP connections per sequential relay', value.toFixed(3), '≤ 0.05', value <= 0.05, 'upstream 0.01')
+  } finally {
+    if (saved === undefined) delete process.env.OLLAMA_HOST
+    else process.env.OLLAMA_HOST = saved
+    server.closeAllConnections()
+    server.close()
+  }
+}

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { bigAnswerMemory, callOverhead, esmImport, firstChunkLatency, manyAtOnce } from './calls.mjs'
+import { bigAnswerMemory, callOverhead, esmImport, firstChunkLatency, manyAtOnce, ollamaConnections } from './calls.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -180,6 +180,7 @@ try {
   manyAtOnce(context)
   await firstChunkLatency(context)
   bigAnswerMemory(context)
+  await ollamaConnections(context)
   esmImport(context)
 } finally {
   rmSync(work, { recursive: true, force: true })

@@ -17,10 +17,18 @@ pub struct StdoutLine {
     pub cut: bool,
 }
 
-/// Cuts a byte stream into [`StdoutLine`]s, holding at most `max_line` bytes of a line.
+/// Bytes kept of a line that cannot be a JSON event (it does not begin with `{`): such a line
+/// is only told apart, its text is read from stdout's own bounded copy. Without this, a CLI
+/// that floods stdout with one endless line would have it held up to `max_line`.
+pub const PLAIN_LINE_KEEP: usize = 64 * 1024;
+
+/// Cuts a byte stream into [`StdoutLine`]s, holding at most `max_line` bytes of a line that
+/// begins with `{` and [`PLAIN_LINE_KEEP`] of any other.
 #[derive(Debug)]
 pub struct LineSplitter {
     max_line: usize,
+    /// What the current line may keep, decided by its first byte.
+    line_limit: usize,
     /// The current line's bytes, up to `max_line`.
     pending: Vec<u8>,
     /// Bytes the current line has had so far, kept or not.
@@ -31,6 +39,7 @@ impl LineSplitter {
     pub fn new(max_line: usize) -> LineSplitter {
         LineSplitter {
             max_line,
+            line_limit: max_line,
             pending: Vec::new(),
             len: 0,
         }
@@ -41,7 +50,16 @@ impl LineSplitter {
         while !bytes.is_empty() {
             let end = bytes.iter().position(|&b| b == b'\n');
             let piece = &bytes[..end.unwrap_or(bytes.len())];
-            let room = self.max_line.saturating_sub(self.pending.len());
+            if self.len == 0 {
+                if let Some(&first) = piece.first() {
+                    self.line_limit = if first == b'{' {
+                        self.max_line
+                    } else {
+                        self.max_line.min(PLAIN_LINE_KEEP)
+                    };
+                }
+            }
+            let room = self.line_limit.saturating_sub(self.pending.len());
             self.pending
                 .extend_from_slice(&piece[..piece.len().min(room)]);
             self.len += piece.len() as u64;
@@ -155,6 +173,28 @@ mod tests {
         );
         // Exactly the limit is not cut.
         assert_eq!(split(&[b"abcd\n"], 4), [line("abcd")]);
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_an_event_keeps_only_its_beginning() {
+        let limit = 4 * PLAIN_LINE_KEEP;
+        let plain = vec![b'a'; 3 * PLAIN_LINE_KEEP];
+        let mut event = b"{\"x\":\"".to_vec();
+        event.resize(3 * PLAIN_LINE_KEEP, b'y');
+        // Each line arrives in small reads, as a flood does.
+        let pieces: Vec<&[u8]> = plain
+            .chunks(1000)
+            .chain([&b"\n"[..]])
+            .chain(event.chunks(1000))
+            .collect();
+        let lines = split(&pieces, limit);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            (lines[0].text.len(), lines[0].len, lines[0].cut),
+            (PLAIN_LINE_KEEP, plain.len() as u64, true)
+        );
+        // A line that may be an event is kept up to the full limit.
+        assert_eq!((lines[1].text.len(), lines[1].cut), (event.len(), false));
     }
 
     #[test]

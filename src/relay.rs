@@ -349,7 +349,8 @@ async fn streamed(
     chunks: &ChunkSink,
 ) -> Result<String, RelayFailure> {
     if let Ok(answer) = &settled {
-        if !chunks.has_sent() {
+        // Only a streaming call pays for the copy.
+        if chunks.is_streaming() && !chunks.has_sent() {
             chunks.send(answer.clone()).await;
         }
     }
