@@ -234,17 +234,18 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let mut events = CodexEvents::default();
-    let output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
+    let mut output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
         .await
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
     // Without events, stdout is plain text; with them, its text is the last message.
     let stdout = if events.saw_events {
         events
             .last_message
-            .clone()
+            .take()
             .unwrap_or_else(|| crate::bounded_text::measure(b"", 0))
     } else {
-        output.stdout.clone()
+        // Moved, not copied: it may hold 8 MiB.
+        std::mem::replace(&mut output.stdout, crate::bounded_text::measure(b"", 0))
     };
     // codex writes no file when it fails early: that is an empty answer, not an error.
     if output.code != Some(0) {

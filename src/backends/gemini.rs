@@ -185,7 +185,7 @@ impl Backend for Gemini {
                 remove_on_stop: Vec::new(),
             };
             let mut events = GeminiEvents::default();
-            let output = run_with_events(
+            let mut output = run_with_events(
                 spec,
                 &mut events,
                 &request.chunks,
@@ -200,7 +200,8 @@ impl Backend for Gemini {
             let answer = if saw_events {
                 streamed
             } else {
-                output.stdout.clone()
+                // Moved, not copied: it may hold 8 MiB.
+                std::mem::replace(&mut output.stdout, crate::bounded_text::measure(b"", 0))
             };
             if output.code != Some(0) {
                 let words = [
