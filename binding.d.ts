@@ -156,6 +156,13 @@ export interface NativeReviewOptions {
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
 export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): string
 
+/**
+ * Whether the calling JS thread is the process's main thread (its thread id is the process
+ * id): there `process.env` is the process's environment, which native code can read itself.
+ * Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
+ */
+export declare function onProcessMainThread(): boolean
+
 export declare function openCancelToken(scope: number): number
 
 /**

@@ -850,6 +850,7 @@ module.exports.MAX_OUTPUT_BYTES = nativeBinding.MAX_OUTPUT_BYTES
 module.exports.MAX_PROMPT_BYTES = nativeBinding.MAX_PROMPT_BYTES
 module.exports.MAX_RELAY_DEPTH = nativeBinding.MAX_RELAY_DEPTH
 module.exports.ollamaBaseUrl = nativeBinding.ollamaBaseUrl
+module.exports.onProcessMainThread = nativeBinding.onProcessMainThread
 module.exports.openCancelToken = nativeBinding.openCancelToken
 module.exports.pushChunk = nativeBinding.pushChunk
 module.exports.registerJsBackend = nativeBinding.registerJsBackend

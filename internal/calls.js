@@ -8,7 +8,6 @@ exports.collectStream = collectStream;
 exports.fromNative = fromNative;
 const native_js_1 = require("./native.js");
 const errors_js_1 = require("./errors.js");
-const node_worker_threads_1 = require("node:worker_threads");
 const depth_js_1 = require("./depth.js");
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@';
@@ -33,7 +32,7 @@ function nextTag() {
  * copy) `key=value` entries each ended by NUL, at the depth of the JS backend making the call.
  */
 function environment() {
-    if (node_worker_threads_1.isMainThread)
+    if (native_js_1.onMainThread)
         return undefined;
     const env = {};
     // `process.env` answers each read through an interceptor: one `for…in` pass reads least.

@@ -4,4 +4,6 @@ import * as binding from '../binding.js';
  * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
  */
 export declare const scope: number;
+/** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
+export declare const onMainThread: boolean;
 export { binding };

@@ -33,7 +33,7 @@ var __importStar = (this && this.__importStar) || (function () {
     };
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.binding = exports.scope = void 0;
+exports.binding = exports.onMainThread = exports.scope = void 0;
 const binding = __importStar(require("../binding.js"));
 exports.binding = binding;
 const invocations_js_1 = require("./invocations.js");
@@ -45,3 +45,5 @@ exports.scope = binding.createScope((message) => {
     // Looked up on each call so a test's spy on console.error sees it.
     console.error(message);
 }, invocations_js_1.abortInvocation);
+/** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
+exports.onMainThread = binding.onProcessMainThread();

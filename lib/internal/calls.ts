@@ -1,7 +1,6 @@
 import type { NativeCaller } from '../binding.js'
-import { binding, scope } from './native.js'
+import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
-import { isMainThread } from 'node:worker_threads'
 import { currentBackendDepth, withBackendDepth } from './depth.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
@@ -44,7 +43,7 @@ function nextTag(): number {
  * copy) `key=value` entries each ended by NUL, at the depth of the JS backend making the call.
  */
 function environment(): string | undefined {
-  if (isMainThread) return undefined
+  if (onMainThread) return undefined
   const env: Record<string, string> = {}
   // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
   for (const key in process.env) {

@@ -10,4 +10,7 @@ export const scope: number = binding.createScope((message: string) => {
   console.error(message)
 }, abortInvocation)
 
+/** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
+export const onMainThread: boolean = binding.onProcessMainThread()
+
 export { binding }

@@ -106,6 +106,16 @@ impl From<NativeReviewOptions> for ReviewOptions {
     }
 }
 
+/// Whether the calling JS thread is the process's main thread (its thread id is the process
+/// id): there `process.env` is the process's environment, which native code can read itself.
+/// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
+#[napi]
+pub fn on_process_main_thread() -> bool {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let thread = unsafe { libc::gettid() };
+    i64::from(thread) == i64::from(std::process::id())
+}
+
 /// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.
 fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
     let mut env = match entries {
