@@ -135,3 +135,27 @@ pub fn within_output_limit(answer: Measured) -> Result<String, BackendFailure> {
             BackendFailure::reported(BackendFailureKind::OutputTooLarge, err.to_string())
         })
 }
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Feeding event parsers whole lines, for the backends' parser tests.
+    use super::EventParser;
+    use crate::lines::StdoutLine;
+
+    /// A line as the splitter gives it when it was not cut.
+    pub fn line(text: &str) -> StdoutLine {
+        StdoutLine {
+            text: text.into(),
+            len: text.len() as u64,
+            cut: false,
+        }
+    }
+
+    /// The stream text `parser` makes of `lines`.
+    pub fn feed(parser: &mut impl EventParser, lines: &[&str]) -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|text| parser.line(line(text)))
+            .collect()
+    }
+}

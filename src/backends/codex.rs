@@ -358,20 +358,7 @@ impl Backend for Codex {
 mod tests {
     use super::*;
 
-    fn line(text: &str) -> StdoutLine {
-        StdoutLine {
-            text: text.into(),
-            len: text.len() as u64,
-            cut: false,
-        }
-    }
-
-    fn feed(events: &mut CodexEvents, lines: &[&str]) -> Vec<String> {
-        lines
-            .iter()
-            .filter_map(|text| events.line(line(text)))
-            .collect()
-    }
+    use crate::backends::cli::test_support::feed;
 
     /// What codex 0.169 printed with `exec --json` for a model turn of three assistant messages
     /// (the fake model server, `parts: 3`); its `--output-last-message` file held the last.

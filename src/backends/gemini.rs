@@ -237,20 +237,7 @@ impl Backend for Gemini {
 mod tests {
     use super::*;
 
-    fn line(text: &str) -> StdoutLine {
-        StdoutLine {
-            text: text.into(),
-            len: text.len() as u64,
-            cut: false,
-        }
-    }
-
-    fn feed(events: &mut GeminiEvents, lines: &[&str]) -> Vec<String> {
-        lines
-            .iter()
-            .filter_map(|text| events.line(line(text)))
-            .collect()
-    }
+    use crate::backends::cli::test_support::feed;
 
     /// What gemini 0.61 printed with `--output-format stream-json` for a model answer sent in
     /// three parts (the fake model server, `parts: 3`); `text` printed the parts joined.
