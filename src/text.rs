@@ -53,55 +53,10 @@ where
     sorted
 }
 
-/// `String(n)` for a finite number, as JavaScript prints it in messages (`0.5`, `600`, `1e+300`).
+/// `String(n)` for a finite number, as JavaScript prints it in messages (`0.5`, `600`, `1e+300`):
+/// ECMAScript's Number::toString, by the maintained `ryu-js` crate.
 pub fn js_number(n: f64) -> String {
-    if n == 0.0 {
-        return "0".into();
-    }
-    let sign = if n < 0.0 { "-" } else { "" };
-    let (digits, point) = shortest_digits(n.abs());
-    format!("{sign}{}", layout(&digits, point))
-}
-
-/// The fewest significant digits that read back as `magnitude`, and where the decimal point
-/// goes (`digits` × 10^(point − len)). Among equally short candidates JavaScript takes the one
-/// closest to the exact value, ties to even: the correctly rounded decimal of that length, unless
-/// it does not read back (just below a power of two the gap to the next double is halved), when
-/// the shortest form Rust found is the only candidate.
-fn shortest_digits(magnitude: f64) -> (String, i32) {
-    let shortest = format!("{magnitude:e}");
-    let mantissa = shortest.split('e').next().unwrap_or("");
-    let length = mantissa.chars().filter(char::is_ascii_digit).count().max(1);
-    let rounded = format!("{:.*e}", length - 1, magnitude);
-    let chosen = if rounded.parse::<f64>() == Ok(magnitude) {
-        rounded
-    } else {
-        shortest
-    };
-    let (mantissa, exponent) = chosen.split_once('e').unwrap_or((&chosen, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    (digits, exponent.parse::<i32>().unwrap_or(0) + 1)
-}
-
-/// ECMAScript's Number::toString layout of `digits` with the decimal point at `point`.
-fn layout(digits: &str, point: i32) -> String {
-    let length = digits.len() as i32;
-    match point {
-        p if length <= p && p <= 21 => format!("{digits}{}", "0".repeat((p - length) as usize)),
-        p if 0 < p && p <= 21 => format!("{}.{}", &digits[..p as usize], &digits[p as usize..]),
-        p if -6 < p && p <= 0 => format!("0.{}{digits}", "0".repeat((-p) as usize)),
-        p => {
-            let exponent = p - 1;
-            let sign = if exponent < 0 { '-' } else { '+' };
-            let (first, rest) = digits.split_at(digits.len().min(1));
-            let fraction = if rest.is_empty() {
-                String::new()
-            } else {
-                format!(".{rest}")
-            };
-            format!("{first}{fraction}e{sign}{}", exponent.abs())
-        }
-    }
+    ryu_js::Buffer::new().format(n).to_string()
 }
 
 #[cfg(test)]
