@@ -22,6 +22,18 @@ pub struct StdoutLine {
 /// that floods stdout with one endless line would have it held up to `max_line`.
 pub const PLAIN_LINE_KEEP: usize = 64 * 1024;
 
+impl StdoutLine {
+    /// At most the first `max` bytes of the text, never cutting a character: enough to tell
+    /// what a line too long to parse is.
+    pub fn head(&self, max: usize) -> &str {
+        let mut end = self.text.len().min(max);
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &self.text[..end]
+    }
+}
+
 /// Cuts a byte stream into [`StdoutLine`]s, holding at most `max_line` bytes of a line that
 /// begins with `{` and [`PLAIN_LINE_KEEP`] of any other.
 #[derive(Debug)]
@@ -195,6 +207,20 @@ mod tests {
         );
         // A line that may be an event is kept up to the full limit.
         assert_eq!((lines[1].text.len(), lines[1].cut), (event.len(), false));
+    }
+
+    #[test]
+    fn a_head_never_cuts_a_character() {
+        let mut text = "x".repeat(4094);
+        text.push_str("😀 and more");
+        let line = StdoutLine {
+            len: text.len() as u64,
+            text,
+            cut: true,
+        };
+        assert_eq!(line.head(4096).len(), 4094);
+        assert_eq!(line.head(4098).len(), 4098);
+        assert_eq!(line.head(1 << 20), line.text);
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl EventParser for CodexEvents {
         if line.cut {
             // Too long to parse: if it is an assistant message, it is the last one so far, and
             // past any limit (its length, JSON included, bounds its text).
-            let head = &line.text[..line.text.len().min(4096)];
+            let head = line.head(4096);
             if head.starts_with("{\"type\":\"item.completed\"")
                 && head.contains("\"type\":\"agent_message\"")
             {

@@ -78,7 +78,7 @@ impl EventParser for GeminiEvents {
         if line.cut {
             // Too long to parse; its beginning tells what it is (gemini writes `type` and
             // `role` first).
-            let head = &line.text[..line.text.len().min(4096)];
+            let head = line.head(4096);
             if head.starts_with("{\"type\":\"message\"") && head.contains("\"role\":\"assistant\"")
             {
                 self.saw_events = true;
