@@ -29,8 +29,8 @@ pub struct BoundedText {
     pending: Vec<u8>,
 }
 
-/// The trimmed text, or as much of it as fitted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The trimmed text, or as much of it as fitted. The default is no text at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Measured {
     /// The trimmed text, cut to the limit when it did not fit.
     pub text: String,
@@ -159,6 +159,18 @@ impl BoundedText {
 /// A sequence cut off by the end of the chunk, which the next chunk may complete.
 fn is_truncated_sequence(invalid: &[u8]) -> bool {
     matches!(std::str::from_utf8(invalid), Err(e) if e.error_len().is_none())
+}
+
+/// A file opened for [`read_bounded_until`]: never blocking on the open (`O_NONBLOCK`: a FIFO
+/// would wait for a writer), and a regular file by the opened file's own type, so a FIFO or a
+/// device put in place after any earlier look is refused too. `Ok(None)`: not a regular file.
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    Ok(file.metadata()?.is_file().then_some(file))
 }
 
 /// Why [`read_bounded_until`] did not reach the end.

@@ -3,8 +3,7 @@
 //! that never ends (`/proc`), or a huge sparse one, ends in `ERR_TIMEOUT` or the call's abort,
 //! and no thread keeps reading it afterwards.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 
 use crate::bounded_text::{read_bounded_until, ReadStopped};
 use crate::deadline::Deadline;
@@ -45,15 +44,9 @@ fn unreadable(path: &str) -> impl Fn(std::io::Error) -> RelayError + '_ {
 /// wait for a writer), then the opened file's own type is checked, so a FIFO or a device put in
 /// place after the `stat` is refused too.
 fn open_regular(path: &str) -> Result<File, RelayError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(unreadable(path))?;
-    if !file.metadata().map_err(unreadable(path))?.is_file() {
-        return Err(RelayError::ContextNotAFile(path.to_string()));
-    }
-    Ok(file)
+    crate::bounded_text::open_regular(path.as_ref())
+        .map_err(unreadable(path))?
+        .ok_or_else(|| RelayError::ContextNotAFile(path.to_string()))
 }
 
 /// Reads a regular file through a bounded buffer: a 50 MB file costs 200 KB of memory.

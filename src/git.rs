@@ -293,7 +293,7 @@ async fn filter_overrides(
     let failed = |stderr: Measured| GitOutput {
         success: false,
         code: lookup.code,
-        stdout: BoundedText::new(0).finish(),
+        stdout: Measured::default(),
         stderr,
     };
     match (lookup.code, lookup.stdout) {

@@ -126,7 +126,7 @@ pub fn stdout_lines(max_line: usize) -> (LineSender, mpsc::Receiver<StdoutLine>)
 }
 
 /// Runs `spec` to completion, timeout or cancellation, under the supervisor (see
-/// `src/bin/phone-a-friend-supervisor.rs`): whatever happens, including this future being
+/// `supervisor/src/main.rs`): whatever happens, including this future being
 /// dropped or the whole host process dying, every process the backend started is killed.
 pub async fn run_process(
     spec: ProcessSpec,
@@ -502,7 +502,9 @@ pub async fn read_bounded_file(
     limit: usize,
     deadline: &Deadline,
 ) -> Result<Measured, ReadStopped> {
-    let file = std::fs::File::open(path).map_err(ReadStopped::Io)?;
+    let file = crate::bounded_text::open_regular(path)
+        .map_err(ReadStopped::Io)?
+        .ok_or_else(|| ReadStopped::Io(io::Error::other("not a regular file")))?;
     read_bounded_until(file, limit, deadline).await
 }
 
@@ -521,7 +523,7 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
         .find(|candidate| is_executable_file(candidate))
 }
 
-fn is_executable_file(path: &Path) -> bool {
+pub(crate) fn is_executable_file(path: &Path) -> bool {
     // `metadata` follows symlinks, as exec does.
     if !path.metadata().is_ok_and(|m| m.is_file()) {
         return false;
@@ -1282,6 +1284,20 @@ mod tests {
             matches!(&missing, Err(ReadStopped::Io(e)) if e.kind() == io::ErrorKind::NotFound),
             "{missing:?}"
         );
+        // A FIFO in the answer's place is refused at once, never waited on.
+        let fifo = fx.path("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let refused = tokio::time::timeout(
+            Duration::from_secs(2),
+            read_bounded_file(&fifo, 100, &deadline),
+        )
+        .await
+        .expect("a FIFO does not block the read");
+        assert!(matches!(refused, Err(ReadStopped::Io(_))), "{refused:?}");
         // An answer file that never ends (a sparse 64 GiB file) stops at the deadline.
         let sparse = fx.path("sparse");
         std::fs::File::create(&sparse)

@@ -1,12 +1,12 @@
-//! Finds the supervisor executable (`src/bin/phone-a-friend-supervisor.rs`) that every CLI
+//! Finds the supervisor executable (`supervisor/src/main.rs`) that every CLI
 //! backend runs under. It ships beside the addon's `.node` file; under `cargo test` it is the
 //! binary cargo built beside the test executable.
 
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::subprocess::is_executable_file;
 use phone_a_friend_supervisor::protocol::SUPERVISOR_FILE_NAME;
 
 /// The supervisor's path, looked up once per process.
@@ -30,7 +30,7 @@ fn locate() -> Result<PathBuf, String> {
     folders
         .iter()
         .map(|folder| folder.join(SUPERVISOR_FILE_NAME))
-        .find(|candidate| is_executable(candidate))
+        .find(|candidate| is_executable_file(candidate))
         .ok_or_else(|| {
             let looked_in: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
             format!(
@@ -38,10 +38,6 @@ fn locate() -> Result<PathBuf, String> {
                 looked_in.join(", ")
             )
         })
-}
-
-fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The file this code was loaded from: the addon's `.node` file when Node loaded it.

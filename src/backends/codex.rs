@@ -239,13 +239,10 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
     // Without events, stdout is plain text; with them, its text is the last message.
     let stdout = if events.saw_events {
-        events
-            .last_message
-            .take()
-            .unwrap_or_else(|| crate::bounded_text::measure(b"", 0))
+        events.last_message.take().unwrap_or_default()
     } else {
         // Moved, not copied: it may hold 8 MiB.
-        std::mem::replace(&mut output.stdout, crate::bounded_text::measure(b"", 0))
+        std::mem::take(&mut output.stdout)
     };
     // codex writes no file when it fails early: that is an empty answer, not an error.
     if output.code != Some(0) {
@@ -266,9 +263,7 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
     {
         Ok(answer) => answer,
         // codex writes no file when it has nothing to say.
-        Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            crate::bounded_text::measure(b"", 0)
-        }
+        Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Measured::default(),
         Err(ReadStopped::Io(e)) => {
             return Err(BackendFailure::reported(
                 BackendFailureKind::Failed,

@@ -201,7 +201,7 @@ impl Backend for Gemini {
                 streamed
             } else {
                 // Moved, not copied: it may hold 8 MiB.
-                std::mem::replace(&mut output.stdout, crate::bounded_text::measure(b"", 0))
+                std::mem::take(&mut output.stdout)
             };
             if output.code != Some(0) {
                 let words = [

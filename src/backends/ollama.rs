@@ -26,7 +26,7 @@ use crate::backend::{
 use crate::backends::ollama_host;
 use crate::bounded_text::BoundedText;
 use crate::deadline::Stop;
-use crate::errors::{BackendFailureKind, Subject};
+use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::stream::ChunkSink;
 use crate::text::is_js_whitespace;
@@ -307,11 +307,7 @@ fn settle(answer: BoundedText) -> BackendResult {
             "Ollama completed without producing output",
         ));
     }
-    answer
-        .within(Subject::BackendOutput, MAX_OUTPUT_BYTES)
-        .map_err(|err| {
-            BackendFailure::reported(BackendFailureKind::OutputTooLarge, err.to_string())
-        })
+    super::cli::within_output_limit(answer)
 }
 
 /// Tells "no server there" from "the server broke the request" with a quick `GET /api/tags`.

@@ -223,9 +223,7 @@ pub struct InstalledBackends {
 /// Synchronous: looks the CLIs up on this process's PATH.
 #[napi]
 pub fn check_backends() -> InstalledBackends {
-    let env: Env = std::env::vars_os()
-        .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
-        .collect();
+    let env = caller_env(None, None);
     let [(_, codex), (_, gemini), (_, ollama)] = crate::backends::installed_clis(&env);
     InstalledBackends {
         codex,

@@ -25,7 +25,7 @@ type Outcome = std::result::Result<String, RelayFailure>;
 struct Running {
     /// Taken by the `streamNext` in progress, put back when it returns a chunk.
     source: Option<ChunkSource>,
-    outcome: Option<oneshot::Receiver<Outcome>>,
+    outcome: oneshot::Receiver<Outcome>,
     cancel: CancellationToken,
 }
 
@@ -71,7 +71,7 @@ where
         id,
         Running {
             source: Some(source),
-            outcome: Some(outcome),
+            outcome,
             cancel,
         },
     );
@@ -112,9 +112,7 @@ pub async fn stream_next(id: u32) -> Result<StreamStep> {
             answer: None,
         });
     }
-    let outcome = streams()
-        .remove(&id)
-        .and_then(|mut running| running.outcome.take());
+    let outcome = streams().remove(&id).map(|running| running.outcome);
     let result = match outcome {
         Some(outcome) => outcome.await.unwrap_or(Err(RelayFailure::Aborted)),
         None => Err(RelayFailure::Aborted),

@@ -209,8 +209,8 @@ impl Supervisor {
         signal_everything_below_me(libc::SIGTERM);
         let give_up = Instant::now() + grace;
         loop {
-            self.reap_children();
-            if running_below_me().is_empty() {
+            // No child at all (ECHILD) means no descendant: skip the /proc scan.
+            if reap_all() == Reaped::NoChildren || running_below_me().is_empty() {
                 return;
             }
             let now = Instant::now();
