@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
-import { isAlive } from './support/processes.js'
+import { isAlive, processesWithEnv } from './support/processes.js'
 import { CLI, runCli, type CliResult } from './support/run-cli.js'
 import { closest, editDistance } from '../lib/cli/suggest.js'
 
@@ -16,8 +16,11 @@ let repo: TempRepo
 let bin: string
 let log: string
 let tmp: string
+/** In every process a test starts (the CLI, its supervisor, the fake CLI and its children). */
+let mark: string
 
 beforeEach(() => {
+  mark = `hard-${process.pid}-${Date.now()}-${Math.random()}`
   repo = new TempRepo().write('a.txt', 'one\n').commit('first')
   bin = mkdtempSync(join(tmpdir(), 'paf-hard-bin-'))
   log = mkdtempSync(join(tmpdir(), 'paf-hard-log-'))
@@ -41,7 +44,7 @@ function fakeCodex(body: string): void {
 /** The environment of a CLI run: the fake first on PATH, a private TMPDIR, no PHONE_A_FRIEND_* defaults. */
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('PHONE_A_FRIEND_')))
-  return { ...base, PATH: `${bin}:${process.env.PATH ?? ''}`, LOG: log, TMPDIR: tmp, ...extra }
+  return { ...base, PATH: `${bin}:${process.env.PATH ?? ''}`, LOG: log, TMPDIR: tmp, PAF_HARD_MARK: mark, ...extra }
 }
 
 /** Starts the CLI with its stdin left open, for tests that drive it while it runs. */
@@ -89,6 +92,9 @@ describe('a reader that closes early', () => {
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => child.on('close', (c, s) => done([c, s])))
     expect(first).toBe('aaaaa')
     expect({ code, signal, stderr }).toEqual({ code: 141, signal: null, stderr: '' })
+    // The relay was stopped with the reader: nothing of it runs on, no temp folder stays.
+    await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 2_000, interval: 20 })
+    expect(readdirSync(tmp)).toEqual([])
   })
 
   it('ends quietly with exit 141 when stderr is closed before an error is written', async () => {
@@ -163,6 +169,8 @@ describe('signals', () => {
     if (!ended) child.kill('SIGKILL')
     expect(ended).toEqual({ code, signal: null, stdout: '', stderr: note })
     await vi.waitFor(() => expect(isAlive(backend)).toBe(false), { timeout: 2_000, interval: 20 })
+    // Nor the supervisor, nor anything else the relay started.
+    await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 2_000, interval: 20 })
     expect(readdirSync(tmp)).toEqual([])
   })
 

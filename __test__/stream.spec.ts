@@ -4,10 +4,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { RelayError, _resetRegistry, registerBackend, relay, relayStream, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli.js'
-import { isAlive } from './support/processes.js'
+import { isAlive, processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 
 let repo: TempRepo
@@ -82,9 +82,13 @@ describe('relayStream()', () => {
 
   it('starts nothing before the first next(), and a failed check rejects it with the same code', async () => {
     const seen = streamingBackend('idle', ['x'])
-    const stream = relayStream({ prompt: '   ', repoPath: repo.path, backend: 'idle' })
+    const waiting = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'idle' })
     await sleep(50)
     expect(seen.streams).toBe(0)
+    await expect(waiting.next()).resolves.toEqual({ done: false, value: 'x' })
+    expect(seen.streams).toBe(1)
+    await waiting.return('')
+    const stream = relayStream({ prompt: '   ', repoPath: repo.path, backend: 'idle' })
     await expect(stream.next()).rejects.toMatchObject({ name: 'RelayError', code: 'ERR_PROMPT_REQUIRED' })
     await expect(stream.next()).resolves.toEqual({ done: true, value: undefined })
     const badType = relayStream({ prompt: 'hi', repoPath: 42 } as never)
@@ -124,7 +128,8 @@ describe('relayStream()', () => {
     const error = await collect(stream).catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
     expect((error as Error).cause).toEqual(new Error('enough'))
-    expect(seen.aborted).toBe(true)
+    // The backend is told through the event loop: it may hear it a moment after the caller.
+    await vi.waitFor(() => expect(seen.aborted).toBe(true))
   })
 
   it('holds at most about 1 MiB unread: a consumer that stops reading pauses the backend', async () => {
@@ -132,9 +137,9 @@ describe('relayStream()', () => {
     const seen = streamingBackend('flood', Array.from({ length: 200 }, () => chunk))
     const stream = relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'flood' })
     await stream.next()
-    await sleep(300)
     // 1 MiB in the native queue, plus the chunks in flight on each side of it.
-    expect(seen.yielded).toBeGreaterThanOrEqual(16)
+    await expect.poll(() => seen.yielded).toBeGreaterThanOrEqual(16)
+    await sleep(200)
     expect(seen.yielded).toBeLessThanOrEqual(20)
     const rest = await collect(stream)
     expect(rest.answer.length).toBe(200 * chunk.length)
@@ -193,6 +198,7 @@ describe('a CLI backend', () => {
 
   afterEach(() => {
     fake.restore()
+    delete process.env.PAF_STREAM_MARK
     if (savedTmp === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = savedTmp
     rmSync(tmp, { recursive: true, force: true })
@@ -236,26 +242,38 @@ describe('a CLI backend', () => {
     expect(fake.read('finished')).toBe('')
   })
 
-  it('leaving a stream early kills the CLI and everything it started, and removes its temp folder', async () => {
+  /** Marks this relay's processes (supervisor, CLI, grandchild) so none can hide afterwards. */
+  function marked(): string {
+    const mark = `stream-${process.pid}-${Date.now()}-${Math.random()}`
+    process.env.PAF_STREAM_MARK = mark
+    return mark
+  }
+
+  it('the signal kills the CLI and everything it started, and removes its temp folder', async () => {
     fake.mode('hang-with-new-session')
+    const mark = marked()
     const controller = new AbortController()
     const stream = relayStream({ prompt: 'hi', repoPath: repo.path, signal: controller.signal })
     const pending = stream.next()
-    const until = Date.now() + 5000
-    while (Date.now() < until) {
-      try {
-        if (readFileSync(join(fake.log, 'grandchild'), 'utf8').trim()) break
-      } catch {
-        // not yet
-      }
-      await sleep(10)
-    }
-    const grandchild = Number(readFileSync(join(fake.log, 'grandchild'), 'utf8'))
+    const grandchild = await vi.waitFor(() => Number(readFileSync(join(fake.log, 'grandchild'), 'utf8')) || Promise.reject(new Error('no pid yet')), { timeout: 5000 })
+    expect(processesWithEnv(mark).length).toBeGreaterThanOrEqual(3)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
-    const gone = Date.now() + 1000
-    while (isAlive(grandchild) && Date.now() < gone) await sleep(10)
+    await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 2000 })
     expect(isAlive(grandchild)).toBe(false)
+    expect(readdirSync(tmp)).toEqual([])
+  })
+
+  it('break after the first chunk kills the CLI and everything it started', async () => {
+    fake.mode('events-then-hang')
+    const mark = marked()
+    for await (const chunk of relayStream({ prompt: 'hi', repoPath: repo.path, backend: 'gemini' })) {
+      expect(chunk).toBe('first words')
+      expect(processesWithEnv(mark).length).toBeGreaterThanOrEqual(3)
+      break
+    }
+    await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 2000 })
+    expect(isAlive(Number(fake.read('grandchild')))).toBe(false)
     expect(readdirSync(tmp)).toEqual([])
   })
 })

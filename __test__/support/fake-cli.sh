@@ -63,6 +63,11 @@ case "$FAKE_MODE" in
   slow) sleep "${FAKE_SLEEP:-1}"; if [ -n "$out" ]; then printf 'slow answer' > "$out"; fi; printf 'slow answer' ;;
   hang-with-grandchild) sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
   hang-with-new-session) setsid sleep 30 & echo $! > "$log/grandchild"; sleep 30 ;;
+  events-then-hang)
+    # gemini's format: one assistant delta, then a hang with a grandchild in a new session.
+    setsid sleep 30 & echo $! > "$log/grandchild"
+    event '{"type":"message","timestamp":"t","role":"assistant","content":"first words","delta":true}'
+    sleep 30 ;;
   flood) head -c 209715200 /dev/zero | tr '\0' a ;;
   big-answer) head -c 8000000 /dev/zero | tr '\0' a ;;
   *) echo "unknown FAKE_MODE $FAKE_MODE" >&2; exit 99 ;;

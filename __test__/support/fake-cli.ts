@@ -23,6 +23,8 @@ export type FakeMode =
   | 'hang-with-grandchild'
   /** Like hang-with-grandchild, but the grandchild leads a new session (`setsid`), out of the group. */
   | 'hang-with-new-session'
+  /** gemini's stream-json: one assistant delta, then hangs with a grandchild in a new session. */
+  | 'events-then-hang'
   | 'flood'
   /** 8,000,000 bytes of answer on stdout. */
   | 'big-answer'
