@@ -156,6 +156,15 @@ fn child_depth(env: &crate::backend::Env) -> String {
         .unwrap_or_default()
 }
 
+/// How long a cancelled call waits for its backend to have been told; a closing environment
+/// may never run the call.
+const TELL_LIMIT: Duration = Duration::from_millis(500);
+
+/// Sends an abort to the trampoline and waits (briefly) until it has run.
+async fn tell_abort(abort: &AbortFn, message: InvocationAbort) {
+    let _ = tokio::time::timeout(TELL_LIMIT, abort.call_async(message)).await;
+}
+
 /// Sends an abort to the trampoline. Non-blocking; a closing environment has nobody to tell.
 fn send_abort(abort: &AbortFn, message: InvocationAbort) {
     let _ = abort.call(message, ThreadsafeFunctionCallMode::NonBlocking);
@@ -241,7 +250,9 @@ impl JsBackend {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
-                    send_abort(&self.abort, self.abort_message(invocation, None));
+                    // Told before the relay settles: a caller that exits as soon as its relay
+                    // rejects (the CLI on a closed stdout) still leaves the backend aborted.
+                    tell_abort(&self.abort, self.abort_message(invocation, None)).await;
                     return Err(BackendFailure::Cancelled);
                 }
                 settled = &mut promise => return match settled {
