@@ -86,9 +86,9 @@ function invalidOutput(name, method, output) {
     return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` };
 }
 /** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
-async function streamed(backend, name, invocation, options) {
+async function streamed(chunks, invocation) {
     const parts = [];
-    for await (const chunk of backend.runStream?.(options) ?? []) {
+    for await (const chunk of chunks) {
         if (typeof chunk !== 'string')
             return chunk; // reported as an invalid answer
         parts.push(chunk);
@@ -108,7 +108,7 @@ async function invoke(backend, name, call) {
             if (call.method !== 'run')
                 return backend.review?.(options);
             if (call.stream && typeof backend.runStream === 'function')
-                return streamed(backend, name, call.invocation, options);
+                return streamed(backend.runStream(options), call.invocation);
             return backend.run(options);
         });
         if (typeof output === 'string')

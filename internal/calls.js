@@ -29,22 +29,19 @@ function nextTag() {
 /**
  * The environment for native code: nothing on the main thread, where `process.env` is the
  * process's environment and native code reads it far faster; elsewhere (a worker has its own
- * copy) `key=value` entries each ended by NUL, at the depth of the JS backend making the call.
+ * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
+ * beside it (`depth`) and is applied natively either way.
  */
 function environment() {
     if (native_js_1.onMainThread)
         return undefined;
-    const env = {};
+    let entries = '';
     // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
     for (const key in process.env) {
         const value = process.env[key];
         if (typeof value === 'string')
-            env[key] = value;
+            entries += `${key}=${value}\0`;
     }
-    (0, depth_js_1.withBackendDepth)(env);
-    let entries = '';
-    for (const key in env)
-        entries += `${key}=${env[key]}\0`;
     return entries;
 }
 /**

@@ -133,9 +133,9 @@ function invalidOutput(name: string, method: string, output: unknown): Failure {
 }
 
 /** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
-async function streamed(backend: Backend, name: string, invocation: number, options: BackendRunOptions): Promise<unknown> {
+async function streamed(chunks: AsyncIterable<string>, invocation: number): Promise<unknown> {
   const parts: string[] = []
-  for await (const chunk of backend.runStream?.(options) ?? []) {
+  for await (const chunk of chunks) {
     if (typeof chunk !== 'string') return chunk // reported as an invalid answer
     parts.push(chunk)
     await binding.pushChunk(invocation, chunk)
@@ -153,7 +153,7 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
     // Relays the backend starts (through timers and promise chains too) see its depth.
     const output: unknown = await runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
-      if (call.stream && typeof backend.runStream === 'function') return streamed(backend, name, call.invocation, options as BackendRunOptions)
+      if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation)
       return backend.run(options as BackendRunOptions)
     })
     if (typeof output === 'string') return { output }

@@ -1,7 +1,7 @@
 import type { NativeCaller } from '../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
-import { currentBackendDepth, withBackendDepth } from './depth.js'
+import { currentBackendDepth } from './depth.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@'
@@ -40,19 +40,17 @@ function nextTag(): number {
 /**
  * The environment for native code: nothing on the main thread, where `process.env` is the
  * process's environment and native code reads it far faster; elsewhere (a worker has its own
- * copy) `key=value` entries each ended by NUL, at the depth of the JS backend making the call.
+ * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
+ * beside it (`depth`) and is applied natively either way.
  */
 function environment(): string | undefined {
   if (onMainThread) return undefined
-  const env: Record<string, string> = {}
+  let entries = ''
   // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
   for (const key in process.env) {
     const value = process.env[key]
-    if (typeof value === 'string') env[key] = value
+    if (typeof value === 'string') entries += `${key}=${value}\0`
   }
-  withBackendDepth(env)
-  let entries = ''
-  for (const key in env) entries += `${key}=${env[key]}\0`
   return entries
 }
 
