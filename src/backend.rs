@@ -56,12 +56,19 @@ pub struct RunRequest {
     /// The call's deadline, started when the call was made: what preparation left of `timeout`.
     pub deadline: Deadline,
     pub sandbox: String,
+    /// As the caller gave it: `''` stays `''` (a JS backend receives it; the built-in
+    /// backends name no model then, see [`named_model`]).
     pub model: Option<String>,
     pub env: Env,
     /// Where the answer's text goes as it is produced (SPEC 10); discards when nobody streams.
     pub chunks: ChunkSink,
     /// Opaque to the core: lets the bindings match a backend call with the call that made it.
     pub call_tag: u32,
+}
+
+/// The model to name to a built-in backend: none for `''`, as the original's `if (model)`.
+pub fn named_model(model: &Option<String>) -> Option<&str> {
+    model.as_deref().filter(|model| !model.is_empty())
 }
 
 /// What a native `review()` receives.
@@ -109,6 +116,40 @@ impl BackendFailure {
     }
 }
 
+/// What a backend would do with a request, said without doing it (a dry run): built by the
+/// same code that builds the real invocation, so the two cannot drift apart.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    Command(CommandPlan),
+    /// One HTTP request; `body` is its JSON text.
+    Http {
+        method: &'static str,
+        url: String,
+        body: String,
+    },
+    /// A JavaScript backend's `run()`, given the request.
+    JsRun,
+    /// A JavaScript backend's own `review()`, given the request.
+    JsReview,
+}
+
+/// A program the relay would start: never through a shell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandPlan {
+    /// The command's name, e.g. `codex`.
+    pub name: String,
+    /// Where it was found on the relay environment's `PATH`; `None`: not installed.
+    pub program: Option<std::path::PathBuf>,
+    /// How to install it.
+    pub install_hint: String,
+    pub args: Vec<std::ffi::OsString>,
+    pub cwd: String,
+    /// Its whole environment.
+    pub env: Env,
+    /// Whether the envelope goes on its stdin (else stdin is empty).
+    pub envelope_on_stdin: bool,
+}
+
 pub type BackendResult = Result<String, BackendFailure>;
 pub type BackendFuture = Pin<Box<dyn Future<Output = BackendResult> + Send>>;
 
@@ -127,4 +168,11 @@ pub trait Backend: Send + Sync {
         request: &ReviewRequest,
         cancel: CancellationToken,
     ) -> Option<BackendFuture>;
+
+    /// What `run` would do with `request`, starting nothing (a dry run).
+    fn plan(&self, request: &RunRequest) -> Plan;
+
+    /// What `review` would do, when it would review natively; `None` exactly when `review`
+    /// returns `None` (the generic path).
+    fn plan_review(&self, request: &ReviewRequest) -> Option<Plan>;
 }

@@ -14,16 +14,16 @@ use crate::text::js_trim;
 
 const READING: &str = "reading the context file";
 
-/// The trimmed context ("" when there is none). An empty `context_file` counts as absent.
+/// The trimmed context ("" when there is none). An empty `context_file` is a path like any
+/// other: the working directory, so `Context path is not a file: <cwd>`, as in the original.
 pub async fn resolve_context(
     context_file: Option<&str>,
     context_text: Option<&str>,
     cwd: &str,
     deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
-    let file = context_file.filter(|f| !f.is_empty());
     let text = js_trim(context_text.unwrap_or(""));
-    match file {
+    match context_file {
         Some(_) if !text.is_empty() => Err(RelayError::ContextConflict.into()),
         Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
         None if text.len() > MAX_CONTEXT_FILE_BYTES => Err(RelayError::TooLarge {

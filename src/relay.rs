@@ -16,6 +16,7 @@ use crate::backend::{
 use crate::context::resolve_context;
 use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
+use crate::dry_run::DryRun;
 use crate::envelope::{build_envelope, check_prompt_size};
 use crate::errors::{RelayError, RelayFailure};
 use crate::git::{self, GitEnv, GitError};
@@ -137,10 +138,6 @@ fn git_failure(err: GitError, deadline: &Deadline, during: &'static str) -> Rela
     }
 }
 
-fn non_empty(model: Option<String>) -> Option<String> {
-    model.filter(|m| !m.is_empty())
-}
-
 /// Steps 1 to 8 of `relay()`: everything before the backend runs, within `deadline`.
 pub async fn prepare_relay(
     registry: &Registry,
@@ -186,7 +183,7 @@ pub async fn prepare_relay(
             timeout: target.timeout,
             deadline: deadline.clone(),
             sandbox: target.sandbox,
-            model: non_empty(options.model),
+            model: options.model,
             env: child_env,
             chunks: ChunkSink::discard(),
             call_tag,
@@ -227,7 +224,7 @@ pub async fn prepare_review(
             timeout: target.timeout,
             deadline: deadline.clone(),
             sandbox: target.sandbox,
-            model: non_empty(options.model),
+            model: options.model,
             env: child_env,
             base,
             prompt: options.prompt,
@@ -288,6 +285,13 @@ pub async fn review_relay(
             }
         }
     }
+    let request = generic_review(request, &call.env).await?;
+    let deadline = request.deadline.clone();
+    run_backend(backend, request, &deadline).await
+}
+
+/// A review without a native path: the diff against the base, in the envelope.
+async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest, RelayFailure> {
     let ReviewRequest {
         repo_path,
         timeout,
@@ -300,7 +304,7 @@ pub async fn review_relay(
         chunks,
         call_tag,
     } = request;
-    let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(&call.env), &deadline)
+    let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(env), &deadline)
         .await
         .map_err(|e| git_failure(e, &deadline, RUNNING_GIT_DIFF))?;
     let envelope = build_envelope(
@@ -310,7 +314,7 @@ pub async fn review_relay(
         &diff,
     );
     check_prompt_size(&envelope)?;
-    let request = RunRequest {
+    Ok(RunRequest {
         prompt: envelope,
         repo_path,
         timeout,
@@ -320,9 +324,67 @@ pub async fn review_relay(
         env: child_env,
         chunks,
         call_tag,
-    };
-    let deadline = request.deadline.clone();
-    run_backend(backend, request, &deadline).await
+    })
+}
+
+/// `relay({ dryRun: true })`: everything [`relay`] does before the backend, then what the
+/// backend would do.
+pub async fn dry_run_relay(
+    registry: Registry,
+    options: RelayOptions,
+    call: CallContext,
+) -> Result<DryRun, RelayFailure> {
+    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
+    let Prepared { backend, request } = prepare_relay(
+        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+    )
+    .await?;
+    not_aborted(&deadline)?;
+    let plan = backend.plan(&request);
+    Ok(DryRun::of_run(
+        backend.name(),
+        plan,
+        &request,
+        &call.env,
+        None,
+    ))
+}
+
+/// `reviewRelay({ dryRun: true })`: the native review the backend would run, else the generic
+/// path's envelope.
+pub async fn dry_run_review(
+    registry: Registry,
+    options: ReviewOptions,
+    call: CallContext,
+) -> Result<DryRun, RelayFailure> {
+    let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
+    let Prepared { backend, request } = prepare_review(
+        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+    )
+    .await?;
+    if let Some(plan) = backend.plan_review(&request) {
+        not_aborted(&deadline)?;
+        return Ok(DryRun::of_review(backend.name(), plan, &request, &call.env));
+    }
+    let base = request.base.clone();
+    let request = generic_review(request, &call.env).await?;
+    not_aborted(&deadline)?;
+    let plan = backend.plan(&request);
+    Ok(DryRun::of_run(
+        backend.name(),
+        plan,
+        &request,
+        &call.env,
+        Some(base),
+    ))
+}
+
+/// An aborted call settles as aborted, as [`run_backend`] would.
+fn not_aborted(deadline: &Deadline) -> Result<(), RelayFailure> {
+    if deadline.cancel_token().is_cancelled() {
+        return Err(RelayFailure::Aborted);
+    }
+    Ok(())
 }
 
 /// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
@@ -332,10 +394,8 @@ async fn run_backend(
     request: RunRequest,
     deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
+    not_aborted(deadline)?;
     let cancel = deadline.cancel_token();
-    if cancel.is_cancelled() {
-        return Err(RelayFailure::Aborted);
-    }
     let name = backend.name().to_string();
     let chunks = request.chunks.clone();
     let result = backend.run(request, cancel.clone()).await;

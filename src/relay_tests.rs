@@ -1,7 +1,7 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::backend::{BackendFuture, Timeout};
+use crate::backend::{BackendFuture, Plan, Timeout};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::git::test_repo::{commit_all, git, repo_with_commit};
 use crate::limits::{DEPTH_ENV_VAR, SANDBOX_MODES};
@@ -61,6 +61,12 @@ impl Backend for Scripted {
         let result = self.review_result.clone()?;
         self.reviews.lock().expect("lock").push(request.clone());
         Some(Box::pin(async move { result }))
+    }
+    fn plan(&self, _: &RunRequest) -> Plan {
+        Plan::JsRun
+    }
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        self.review_result.is_some().then_some(Plan::JsReview)
     }
 }
 

@@ -502,23 +502,36 @@ pub async fn read_bounded_file(
     limit: usize,
     deadline: &Deadline,
 ) -> Result<Measured, ReadStopped> {
+    let not_regular = || {
+        // The OS's own words for the common case (what reading a directory says).
+        ReadStopped::Io(if path.is_dir() {
+            io::Error::from_raw_os_error(libc::EISDIR)
+        } else {
+            io::Error::other("not a regular file")
+        })
+    };
     let file = crate::bounded_text::open_regular(path)
         .map_err(ReadStopped::Io)?
-        .ok_or_else(|| ReadStopped::Io(io::Error::other("not a regular file")))?;
+        .ok_or_else(not_regular)?;
     read_bounded_until(file, limit, deadline).await
 }
 
 /// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
-/// the relay's own), like `which`. `name` is a bare command name; relative `PATH` entries
-/// (including empty ones, meaning the current directory) are skipped, since the result must
-/// not depend on the relay's working directory.
+/// the relay's own), like `which`: a relative entry (an empty one is `.`) is taken from the
+/// relay's working directory, as `which` and `execvp` take it. The result is absolute, so
+/// where the backend then runs (the repository) does not change which program that is.
 pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
     if name.is_empty() || name.contains('/') {
         return None;
     }
     let path = env.get("PATH")?;
+    let cwd = std::env::current_dir().ok();
     std::env::split_paths(path)
-        .filter(|dir| dir.is_absolute())
+        .filter_map(|dir| match &cwd {
+            _ if dir.is_absolute() => Some(dir),
+            Some(cwd) => Some(cwd.join(dir)),
+            None => None,
+        })
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable_file(candidate))
 }
@@ -1318,6 +1331,22 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn takes_relative_path_entries_from_the_working_directory() {
+        let fx = Fixture::new();
+        std::fs::create_dir_all(fx.path("bin")).expect("mkdir");
+        let tool = fx.script("bin/tool", "exit 0");
+        let cwd = std::env::current_dir().expect("cwd");
+        // The fixture's folder, relative to the working directory cargo runs tests in.
+        let up = "../".repeat(cwd.components().count() - 1);
+        let bin = fx.path("bin");
+        let relative = format!("{up}{}", bin.display().to_string().trim_start_matches('/'));
+        let env = BTreeMap::from([("PATH".to_string(), format!("/no/such/dir:{relative}"))]);
+        let found = find_executable("tool", &env).expect("found through the relative entry");
+        assert!(found.is_absolute(), "{found:?}");
+        assert_eq!(found.canonicalize().ok(), tool.canonicalize().ok());
     }
 
     #[test]

@@ -53,6 +53,39 @@ where
     sorted
 }
 
+/// Whether JavaScript counts a parsed JSON value as true (`if (value)`).
+pub fn js_truthy(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// JavaScript's `String(value)` of a parsed JSON value: `[object Object]`, arrays joined by
+/// commas (with `null` as nothing), numbers as JavaScript prints them.
+pub fn js_string(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), js_number),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Null => String::new(),
+                item => js_string(item),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_string(),
+    }
+}
+
 /// `String(n)` for a finite number, as JavaScript prints it in messages (`0.5`, `600`, `1e+300`):
 /// ECMAScript's Number::toString, by the maintained `ryu-js` crate.
 pub fn js_number(n: f64) -> String {
@@ -62,6 +95,29 @@ pub fn js_number(n: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prints_json_values_as_javascript_string_does() {
+        let cases = [
+            (r#"{"code":1}"#, "[object Object]", true),
+            (r#"[1,[2,null],"a",{}]"#, "1,2,,a,[object Object]", true),
+            ("[]", "", true),
+            ("1e21", "1e+21", true),
+            ("0.5", "0.5", true),
+            ("0", "0", false),
+            ("-0.0", "0", false),
+            ("true", "true", true),
+            ("false", "false", false),
+            ("null", "null", false),
+            (r#""""#, "", false),
+            (r#""boom""#, "boom", true),
+        ];
+        for (json, printed, truthy) in cases {
+            let value: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
+            assert_eq!(js_string(&value), printed, "{json}");
+            assert_eq!(js_truthy(&value), truthy, "{json}");
+        }
+    }
 
     #[test]
     fn trims_what_javascript_trims() {

@@ -55,6 +55,7 @@ case "$FAKE_MODE" in
   answer) if [ -n "$out" ]; then printf '  file answer\n' > "$out"; fi; printf 'stdout answer\n' ;;
   stdout-only) printf '  stdout answer \n' ;;
   empty) ;;
+  answer-path-is-a-folder) rm -f "$out"; mkdir "$out"; printf 'stdout answer\n' ;;
   fail-stderr) echo "stdout detail"; echo "boom on stderr" >&2; exit 3 ;;
   fail-stdout) echo "stdout detail"; exit 3 ;;
   fail-silent) exit 3 ;;

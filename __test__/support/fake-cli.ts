@@ -12,6 +12,8 @@ export type FakeMode =
   | 'answer'
   | 'stdout-only'
   | 'empty'
+  /** A folder where codex's answer file should be, and an answer on stdout. */
+  | 'answer-path-is-a-folder'
   | 'fail-stderr'
   | 'fail-stdout'
   | 'fail-silent'

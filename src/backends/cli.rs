@@ -103,7 +103,14 @@ impl CliLabel<'_> {
                 format!("{} timed out after {}s", self.command, timeout.display()),
             ),
             ProcessError::Cancelled => BackendFailure::Cancelled,
-            ProcessError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => self.not_found(),
+            // It was found on the PATH, so "not found" would mislead: most often its `#!`
+            // interpreter is missing. The OS's words say what failed.
+            ProcessError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                BackendFailure::reported(
+                    BackendFailureKind::Unavailable,
+                    format!("{} CLI could not be started: {e}", self.program),
+                )
+            }
             ProcessError::Spawn(e) | ProcessError::Io(e) | ProcessError::Supervisor(e) => {
                 BackendFailure::reported(
                     BackendFailureKind::Failed,

@@ -6,7 +6,7 @@
 //! messages after the first preceded by a blank line. The answer file holds the last message.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::all_sandbox_modes;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
+    named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Env, Plan,
+    ReviewRequest, RunRequest, Timeout,
 };
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
@@ -64,8 +65,42 @@ struct Invocation<'a> {
     timeout: Timeout,
     deadline: &'a Deadline,
     tail: Vec<OsString>,
-    stdin: StdinSource,
     chunks: &'a ChunkSink,
+}
+
+/// `codex exec … -`: the envelope comes on stdin.
+fn exec(request: &RunRequest) -> Invocation<'_> {
+    Invocation {
+        label: &EXEC,
+        repo_path: &request.repo_path,
+        sandbox: &request.sandbox,
+        model: named_model(&request.model),
+        env: &request.env,
+        timeout: request.timeout,
+        deadline: &request.deadline,
+        // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
+        tail: vec!["-".into()],
+        chunks: &request.chunks,
+    }
+}
+
+/// `codex exec … review --base B`: nothing on stdin.
+fn review(request: &ReviewRequest) -> Invocation<'_> {
+    Invocation {
+        label: &EXEC_REVIEW,
+        repo_path: &request.repo_path,
+        sandbox: &request.sandbox,
+        model: named_model(&request.model),
+        env: &request.env,
+        timeout: request.timeout,
+        deadline: &request.deadline,
+        tail: vec![
+            "review".into(),
+            "--base".into(),
+            request.base.clone().into(),
+        ],
+        chunks: &request.chunks,
+    }
 }
 
 /// What codex's `--json` events said, read line by line.
@@ -148,6 +183,7 @@ impl EventParser for CodexEvents {
 
 /// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
 const ANSWER_FILE_NAME: &str = "last-message.md";
+const ANSWER_DIR_PREFIX: &str = "phone-a-friend-codex-";
 
 /// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty answer
 /// file only this user can read (0600): a review may be private. Removed when dropped.
@@ -159,7 +195,7 @@ impl AnswerDir {
     fn create(env: &Env) -> std::io::Result<AnswerDir> {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let folder = tempfile::Builder::new()
-            .prefix("phone-a-friend-codex-")
+            .prefix(ANSWER_DIR_PREFIX)
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(temp_root(env))?
             .keep();
@@ -196,7 +232,49 @@ fn temp_root(env: &Env) -> PathBuf {
     }
 }
 
-async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> BackendResult {
+/// codex's arguments, the answer going to `answer_file`.
+fn arguments(invocation: &Invocation<'_>, answer_file: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "exec".into(),
+        "-C".into(),
+        invocation.repo_path.into(),
+        "--skip-git-repo-check".into(),
+        "--sandbox".into(),
+        invocation.sandbox.into(),
+        "--output-last-message".into(),
+        answer_file.into(),
+        // Events on stdout, one JSON object a line: the stream's source.
+        "--json".into(),
+    ];
+    if let Some(model) = invocation.model {
+        args.extend(["-m".into(), model.into()]);
+    }
+    args.extend(invocation.tail.iter().cloned());
+    args
+}
+
+/// What [`invoke`] would run; the answer folder, made only for a real run, is shown by its
+/// name pattern.
+fn plan(invocation: &Invocation<'_>, envelope_on_stdin: bool) -> Plan {
+    let answer_file = temp_root(invocation.env)
+        .join(format!("{ANSWER_DIR_PREFIX}XXXXXX"))
+        .join(ANSWER_FILE_NAME);
+    Plan::Command(CommandPlan {
+        name: invocation.label.program.into(),
+        program: invocation.label.locate(invocation.env).ok(),
+        install_hint: invocation.label.install_hint.into(),
+        args: arguments(invocation, &answer_file),
+        cwd: invocation.repo_path.into(),
+        env: invocation.env.clone(),
+        envelope_on_stdin,
+    })
+}
+
+async fn invoke(
+    invocation: Invocation<'_>,
+    stdin: StdinSource,
+    cancel: &CancellationToken,
+) -> BackendResult {
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
     // Removed on every path when dropped, cancellation included.
@@ -207,28 +285,13 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         )
     })?;
     let answer_file = answer_dir.file();
-    let mut args: Vec<OsString> = vec![
-        "exec".into(),
-        "-C".into(),
-        invocation.repo_path.into(),
-        "--skip-git-repo-check".into(),
-        "--sandbox".into(),
-        invocation.sandbox.into(),
-        "--output-last-message".into(),
-        answer_file.clone().into(),
-        // Events on stdout, one JSON object a line: the stream's source.
-        "--json".into(),
-    ];
-    if let Some(model) = invocation.model {
-        args.extend(["-m".into(), model.into()]);
-    }
-    args.extend(invocation.tail);
+    let args = arguments(&invocation, &answer_file);
     let spec = ProcessSpec {
         program,
         args,
         cwd: invocation.repo_path.into(),
         env: invocation.env.clone(),
-        stdin: invocation.stdin,
+        stdin,
         timeout: invocation.deadline.remaining(),
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: vec![answer_dir.folder.clone()],
@@ -264,10 +327,11 @@ async fn invoke(invocation: Invocation<'_>, cancel: &CancellationToken) -> Backe
         Ok(answer) => answer,
         // codex writes no file when it has nothing to say.
         Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Measured::default(),
+        // A read error is not an empty answer; the original's words (for review too).
         Err(ReadStopped::Io(e)) => {
             return Err(BackendFailure::reported(
                 BackendFailureKind::Failed,
-                format!("{} answer could not be read: {e}", label.command),
+                format!("Failed reading Codex output file: {e}"),
             ))
         }
         Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
@@ -296,22 +360,10 @@ impl Backend for Codex {
         &self.allowed_sandboxes
     }
 
-    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
+    fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         Box::pin(async move {
-            let invocation = Invocation {
-                label: &EXEC,
-                repo_path: &request.repo_path,
-                sandbox: &request.sandbox,
-                model: request.model.as_deref(),
-                env: &request.env,
-                timeout: request.timeout,
-                deadline: &request.deadline,
-                // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
-                tail: vec!["-".into()],
-                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
-                chunks: &request.chunks,
-            };
-            invoke(invocation, &cancel).await
+            let stdin = StdinSource::Bytes(std::mem::take(&mut request.prompt).into_bytes());
+            invoke(exec(&request), stdin, &cancel).await
         })
     }
 
@@ -328,24 +380,19 @@ impl Backend for Codex {
         Some(Box::pin(async move {
             check_base(&request.base)
                 .map_err(|e| BackendFailure::reported(BackendFailureKind::Failed, e.to_string()))?;
-            let invocation = Invocation {
-                label: &EXEC_REVIEW,
-                repo_path: &request.repo_path,
-                sandbox: &request.sandbox,
-                model: request.model.as_deref(),
-                env: &request.env,
-                timeout: request.timeout,
-                deadline: &request.deadline,
-                tail: vec![
-                    "review".into(),
-                    "--base".into(),
-                    request.base.clone().into(),
-                ],
-                stdin: StdinSource::Null,
-                chunks: &request.chunks,
-            };
-            invoke(invocation, &cancel).await
+            invoke(review(&request), StdinSource::Null, &cancel).await
         }))
+    }
+
+    fn plan(&self, request: &RunRequest) -> Plan {
+        plan(&exec(request), true)
+    }
+
+    fn plan_review(&self, request: &ReviewRequest) -> Option<Plan> {
+        request
+            .prompt
+            .is_none()
+            .then(|| plan(&review(request), false))
     }
 }
 

@@ -5,6 +5,7 @@
 //! `{"type":"message","role":"assistant","content":…,"delta":true}` events, streamed as they
 //! arrive. The answer is their text joined and trimmed: what `--output-format text` prints.
 
+use std::ffi::OsString;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -12,7 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
-use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
+use crate::backend::{
+    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Plan, ReviewRequest,
+    RunRequest,
+};
 use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
@@ -159,24 +163,9 @@ impl Backend for Gemini {
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         Box::pin(async move {
             let program = GEMINI.locate(&request.env)?;
-            let mut args: Vec<String> = vec![
-                "--approval-mode".into(),
-                approval_mode(&request.sandbox).into(),
-                // The caller chose this repository; headless gemini refuses untrusted folders.
-                "--skip-trust".into(),
-                // No `--include-directories`: the cwd (the repository) is already gemini's
-                // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
-                "--output-format".into(),
-                "stream-json".into(),
-            ];
-            if let Some(model) = &request.model {
-                args.extend(["-m".into(), model.clone()]);
-            }
-            // gemini reads stdin first and appends `--prompt`: an empty one adds nothing.
-            args.extend(["--prompt".into(), String::new()]);
             let spec = ProcessSpec {
                 program,
-                args: args.into_iter().map(Into::into).collect(),
+                args: arguments(&request),
                 cwd: request.repo_path.into(),
                 env: request.env,
                 stdin: StdinSource::Bytes(request.prompt.into_bytes()),
@@ -231,6 +220,42 @@ impl Backend for Gemini {
     fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
         None
     }
+
+    fn plan(&self, request: &RunRequest) -> Plan {
+        Plan::Command(CommandPlan {
+            name: GEMINI.program.into(),
+            program: GEMINI.locate(&request.env).ok(),
+            install_hint: GEMINI.install_hint.into(),
+            args: arguments(request),
+            cwd: request.repo_path.clone(),
+            env: request.env.clone(),
+            envelope_on_stdin: true,
+        })
+    }
+
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        None
+    }
+}
+
+/// gemini's arguments; the envelope goes on stdin, the repository is the working directory.
+fn arguments(request: &RunRequest) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "--approval-mode".into(),
+        approval_mode(&request.sandbox).into(),
+        // The caller chose this repository; headless gemini refuses untrusted folders.
+        "--skip-trust".into(),
+        // No `--include-directories`: the cwd (the repository) is already gemini's
+        // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
+        "--output-format".into(),
+        "stream-json".into(),
+    ];
+    if let Some(model) = named_model(&request.model) {
+        args.extend(["-m".into(), model.into()]);
+    }
+    // gemini reads stdin first and appends `--prompt`: an empty one adds nothing.
+    args.extend(["--prompt".into(), OsString::new()]);
+    args
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, ReviewRequest, RunRequest,
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
 };
 use crate::backends::ollama_host;
 use crate::bounded_text::BoundedText;
@@ -94,6 +94,20 @@ impl Backend for OllamaBackend {
     ) -> Option<BackendFuture> {
         None
     }
+
+    fn plan(&self, request: &RunRequest) -> Plan {
+        let base = base_url(request);
+        Plan::Http {
+            method: "POST",
+            url: chat_url(&base),
+            // Serialising plain strings and an option cannot fail.
+            body: serde_json::to_string(&chat_request(request)).unwrap_or_default(),
+        }
+    }
+
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        None
+    }
 }
 
 #[derive(Serialize)]
@@ -110,16 +124,28 @@ struct ChatMessage<'a> {
     content: &'a str,
 }
 
-async fn chat(request: &RunRequest) -> BackendResult {
-    let base = ollama_host::base_url(request.env.get("OLLAMA_HOST").map(String::as_str));
-    let body = ChatRequest {
+fn base_url(request: &RunRequest) -> String {
+    ollama_host::base_url(request.env.get("OLLAMA_HOST").map(String::as_str))
+}
+
+fn chat_url(base: &str) -> String {
+    format!("{base}/api/chat")
+}
+
+fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
+    ChatRequest {
         model: model(request),
         messages: [ChatMessage {
             role: "user",
             content: &request.prompt,
         }],
         stream: true,
-    };
+    }
+}
+
+async fn chat(request: &RunRequest) -> BackendResult {
+    let base = base_url(request);
+    let body = chat_request(request);
     let client = client()?;
     let exchange = exchange(&client, &base, &body, &request.chunks);
     match tokio::time::timeout(request.deadline.remaining(), exchange).await {
@@ -180,19 +206,15 @@ fn timed_out(request: &RunRequest) -> BackendFailure {
     )
 }
 
-/// `model`, else `OLLAMA_MODEL` from the relay's environment; an empty value counts as unset.
+/// `model`, else `OLLAMA_MODEL` from the relay's environment. As in the original (`model ??
+/// env.OLLAMA_MODEL`, then `if (model)`): `model: ''` sends no model, and so does an empty
+/// `OLLAMA_MODEL`.
 fn model(request: &RunRequest) -> Option<&str> {
     request
         .model
         .as_deref()
+        .or_else(|| request.env.get("OLLAMA_MODEL").map(String::as_str))
         .filter(|model| !model.is_empty())
-        .or_else(|| {
-            request
-                .env
-                .get("OLLAMA_MODEL")
-                .map(String::as_str)
-                .filter(|model| !model.is_empty())
-        })
 }
 
 /// The request and its answer; `Err` only for transport failures, which need the probe.
@@ -202,18 +224,16 @@ async fn exchange(
     body: &ChatRequest<'_>,
     chunks: &ChunkSink,
 ) -> Result<BackendResult, reqwest::Error> {
-    let mut response = client
-        .post(format!("{base}/api/chat"))
-        .json(body)
-        .send()
-        .await?;
+    let mut response = client.post(chat_url(base)).json(body).send().await?;
     let status = response.status();
     if !status.is_success() {
         let head = read_head(&mut response, ERROR_BODY_BYTES).await?;
+        let start = error_body_start(&head);
+        // As the original's `${body ? `: ${body.slice(0, 200)}` : ''}`: no colon for no body.
+        let separator = if start.is_empty() { "" } else { ": " };
         return Ok(Err(failed(format!(
-            "Ollama returned HTTP {}: {}",
-            status.as_u16(),
-            error_body_start(&head)
+            "Ollama returned HTTP {}{separator}{start}",
+            status.as_u16()
         ))));
     }
     let mut lines = ChatStream::new(MAX_LINE_BYTES);
@@ -809,6 +829,11 @@ mod tests {
             run(request(&server.url(), 30.0)).await,
             Ok("ok".to_string())
         );
+        // `model: ''` is no model at all, not "fall back to OLLAMA_MODEL" (the original's `??`).
+        let mut emptied = request(&server.url(), 30.0);
+        emptied.model = Some(String::new());
+        emptied.env.insert("OLLAMA_MODEL".into(), "ignored".into());
+        assert_eq!(run(emptied).await, Ok("ok".to_string()));
         let bodies: Vec<serde_json::Value> = server
             .received()
             .iter()
@@ -818,6 +843,7 @@ mod tests {
         assert_eq!(bodies[1].get("model"), None);
         assert_eq!(bodies[1]["stream"], true);
         assert_eq!(bodies[1]["messages"][0]["content"], "What is 2+2?");
+        assert_eq!(bodies[2].get("model"), None);
     }
 
     #[tokio::test]

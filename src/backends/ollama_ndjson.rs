@@ -20,6 +20,8 @@
 
 use serde::Deserialize;
 
+use crate::text::{js_string, js_truthy};
+
 /// The longest line read: a real Ollama line holds one token and its metadata (a few hundred
 /// bytes; the last line adds timing statistics), so this only stops a server gone astray.
 pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
@@ -33,8 +35,9 @@ struct ChatLine {
     message: Option<ChatLineMessage>,
     #[serde(default)]
     done: Option<bool>,
+    /// Any JSON value: the original reports whatever is truthy, as JavaScript's `String()`.
     #[serde(default)]
-    error: Option<String>,
+    error: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -48,7 +51,8 @@ struct ChatLineMessage {
 pub(crate) enum ChatEvent {
     /// A non-empty piece of `message.content`.
     Content(String),
-    /// A non-empty `error`: the run failed (any content of that line is dropped).
+    /// A truthy `error` (JavaScript's sense), as `String()` prints it: the run failed (any
+    /// content of that line is dropped).
     Error(String),
     /// `"done": true`: the answer is complete.
     Done,
@@ -143,8 +147,8 @@ impl ChatStream {
         }
         let text = String::from_utf8_lossy(line);
         let parsed: ChatLine = serde_json::from_str(&text).map_err(|_| BadBody::InvalidJson)?;
-        if let Some(error) = parsed.error.filter(|error| !error.is_empty()) {
-            events.push(ChatEvent::Error(error));
+        if let Some(error) = parsed.error.filter(js_truthy) {
+            events.push(ChatEvent::Error(js_string(&error)));
             return Ok(());
         }
         if let Some(content) = parsed
@@ -255,6 +259,19 @@ mod tests {
     }
 
     #[test]
+    fn an_error_that_is_not_a_string_is_printed_as_javascript_would() {
+        assert_eq!(
+            read_any_split("{\"error\":{\"code\":1}}\n"),
+            Ok(vec![ChatEvent::Error("[object Object]".into())])
+        );
+        // Falsy values are no error, as the original's `if (data.error)`.
+        assert_eq!(
+            read_any_split("{\"error\":0,\"message\":{\"content\":\"a\"}}\n"),
+            Ok(vec![content("a")])
+        );
+    }
+
+    #[test]
     fn the_last_line_needs_no_newline() {
         assert_eq!(
             read_any_split("{\"message\":{\"content\":\"a\"},\"done\":true}"),
@@ -294,7 +311,6 @@ mod tests {
             "{\"message\":{\"content\":7}}",
             "{\"message\":\"text\"}",
             "{\"done\":\"yes\"}",
-            "{\"error\":{\"code\":1}}",
             // Go never writes a lone surrogate or a repeated key.
             "{\"message\":{\"content\":\"\\ud83d\"}}",
             "{\"message\":{\"content\":\"a\",\"content\":\"b\"}}",

@@ -22,7 +22,7 @@ use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, ReviewRequest, RunRequest, Timeout,
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest, Timeout,
 };
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::stream::ChunkSink;
@@ -364,5 +364,13 @@ impl Backend for JsBackend {
         Some(Box::pin(async move {
             self.call(call, timeout, time_left, cancel).await
         }))
+    }
+
+    fn plan(&self, _: &RunRequest) -> Plan {
+        Plan::JsRun
+    }
+
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        self.has_review.then_some(Plan::JsReview)
     }
 }
