@@ -74,6 +74,10 @@ export declare const DEFAULT_TIMEOUT_SECONDS: number
  */
 export declare function detectDefaultBranch(repoPath: string, timeoutSeconds?: number | undefined | null): string
 
+export declare function dryRunRelay(options: NativeRelayOptions, caller: NativeCaller): Promise<NativeDryRun>
+
+export declare function dryRunReview(options: NativeReviewOptions, caller: NativeCaller): Promise<NativeDryRun>
+
 /**
  * Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
  * `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
@@ -127,6 +131,39 @@ export interface NativeCaller {
   cwd: string
   callTag: number
   cancelId?: number
+}
+
+export interface NativeDryRun {
+  backend: string
+  repoPath: string
+  sandbox: string
+  model?: string
+  timeoutSeconds: number
+  base?: string
+  envelope?: string
+  /** `command`, `http`, `run` or `review`. */
+  kind: string
+  command?: NativeDryRunCommand
+  request?: NativeDryRunRequest
+  /** `[name, value]` pairs, sorted by name. */
+  envSet: Array<Array<string>>
+  envRemoved: Array<string>
+}
+
+export interface NativeDryRunCommand {
+  name: string
+  program?: string
+  installHint: string
+  args: Array<string>
+  commandLine: string
+  cwd: string
+  envelopeOnStdin: boolean
+}
+
+export interface NativeDryRunRequest {
+  method: string
+  url: string
+  body: string
 }
 
 /** `relay()` options after the wrapper checked their JS types; `None` = the default. */

@@ -1,7 +1,9 @@
-import { type GitHelperOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
+import { type GitHelperOptions, type DryRunRelayOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
-export type { GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
+export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
+export type { DryRun, DryRunAction } from './internal/dry-run.js';
+import { type DryRun } from './internal/dry-run.js';
 export declare const DEFAULT_TIMEOUT_SECONDS: number;
 export declare const DEFAULT_BACKEND: string;
 export declare const DEFAULT_SANDBOX: SandboxMode;
@@ -11,10 +13,12 @@ export declare const MAX_DIFF_BYTES: number;
 export declare const MAX_PROMPT_BYTES: number;
 export declare const MAX_OUTPUT_BYTES: number;
 /**
- * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
+ * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer
+ * (with `dryRun: true`, a `DryRun` saying what would be sent and run, running nothing).
  * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
  * whose `code` says which); nothing throws synchronously.
  */
+export declare function relay(options: DryRunRelayOptions): Promise<DryRun>;
 export declare function relay(options: RelayOptions): Promise<string>;
 /**
  * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
@@ -29,6 +33,7 @@ export declare function relayStream(options: RelayOptions): AsyncGenerator<strin
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
+export declare function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>;
 export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or

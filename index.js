@@ -14,13 +14,15 @@ exports._resetRegistry = _resetRegistry;
  */
 const native_js_1 = require("./internal/native.js");
 const calls_js_1 = require("./internal/calls.js");
+const errors_js_1 = require("./internal/errors.js");
 const options_js_1 = require("./internal/options.js");
-var errors_js_1 = require("./internal/errors.js");
-Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_1.RelayError; } });
-Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_1.BackendError; } });
+var errors_js_2 = require("./internal/errors.js");
+Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_2.RelayError; } });
+Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_2.BackendError; } });
 var backends_js_1 = require("./internal/backends.js");
 Object.defineProperty(exports, "registerBackend", { enumerable: true, get: function () { return backends_js_1.registerBackend; } });
 const backends_js_2 = require("./internal/backends.js");
+const dry_run_js_1 = require("./internal/dry-run.js");
 exports.DEFAULT_TIMEOUT_SECONDS = native_js_1.binding.DEFAULT_TIMEOUT_SECONDS;
 exports.DEFAULT_BACKEND = native_js_1.binding.DEFAULT_BACKEND;
 exports.DEFAULT_SANDBOX = native_js_1.binding.DEFAULT_SANDBOX;
@@ -29,13 +31,10 @@ exports.MAX_CONTEXT_FILE_BYTES = native_js_1.binding.MAX_CONTEXT_FILE_BYTES;
 exports.MAX_DIFF_BYTES = native_js_1.binding.MAX_DIFF_BYTES;
 exports.MAX_PROMPT_BYTES = native_js_1.binding.MAX_PROMPT_BYTES;
 exports.MAX_OUTPUT_BYTES = native_js_1.binding.MAX_OUTPUT_BYTES;
-/**
- * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
- * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
- * whose `code` says which); nothing throws synchronously.
- */
 async function relay(options) {
-    const { options: native, signal, onChunk, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, signal, onChunk, dryRun, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    if (dryRun)
+        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.dryRunRelay(native, caller)));
     if (onChunk)
         return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
     return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.relay(native, caller));
@@ -49,15 +48,16 @@ async function relay(options) {
  * catch up.
  */
 async function* relayStream(options) {
-    const { options: native, signal, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, signal, dryRun, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
+    if (dryRun)
+        throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true);
     return yield* (0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller));
 }
-/**
- * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
- * one, else the diff in the prompt. Rejects like `relay()`.
- */
 async function reviewRelay(options) {
-    const { options: native, signal, onChunk, refused } = (0, options_js_1.nativeReviewOptions)(options);
+    const { options: native, signal, onChunk, dryRun, refused } = (0, options_js_1.nativeReviewOptions)(options);
+    if (dryRun)
+        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.dryRunReview(native, caller)));
     if (onChunk)
         return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
     return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.reviewRelay(native, caller));

@@ -96,13 +96,17 @@ describe('the installed package', () => {
     }
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig))
     writeFileSync(join(project, 'good.ts'), `
-      import { relay, reviewRelay, RelayError, type RelayOptions, type Backend, registerBackend } from '@phone-a-friend/relay'
+      import { relay, reviewRelay, RelayError, type RelayOptions, type Backend, type DryRun, registerBackend } from '@phone-a-friend/relay'
       const options: RelayOptions = { prompt: 'p', repoPath: '.', sandbox: 'workspace-write', timeoutSeconds: 5, signal: AbortSignal.timeout(1000) }
       const backend: Backend = { name: 'b', allowedSandboxes: new Set(['read-only'] as const), run: async (o) => o.prompt }
       registerBackend(backend)
       export async function use(): Promise<string> {
         try { return await relay(options) } catch (e) { if (e instanceof RelayError) return e.code }
         return reviewRelay({ repoPath: '.', base: 'main' })
+      }
+      export async function plan(): Promise<number> {
+        const dryRun: DryRun = await relay({ ...options, dryRun: true })
+        return dryRun.action.kind === 'command' ? dryRun.action.args.length : dryRun.envelopeBytes
       }
     `)
     expect(() => run(process.execPath, [TSC, '-p', '.'], project)).not.toThrow()
@@ -116,6 +120,7 @@ describe('the installed package', () => {
     } catch (error) {
       output = String((error as { stdout?: string }).stdout)
     }
-    expect(output).toMatch(/bad\.ts\(3,\d+\): error TS2322: Type '"root"' is not assignable to type 'SandboxMode/)
+    // relay() is overloaded (a dry run resolves with a DryRun): TypeScript names the bad field within.
+    expect(output).toMatch(/bad\.ts\(3,\d+\): error TS2769: No overload matches this call[\s\S]*Type '"root"' is not assignable to type 'SandboxMode/)
   })
 })

@@ -41,7 +41,17 @@ export interface RelayOptions {
      * rejects with what it threw.
      */
     onChunk?: ((text: string) => void) | null;
+    /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
+    dryRun?: false | null;
 }
+/**
+ * `relay()` options for a dry run: every check runs and the context, diff and envelope are built
+ * as usual (same errors), then the call resolves with a `DryRun` describing what would be sent
+ * and run, instead of running it: nothing is spawned and no request is made.
+ */
+export type DryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & {
+    dryRun: true;
+};
 export interface ReviewRelayOptions {
     /** The repository to review; relative paths resolve against `process.cwd()`. */
     repoPath: string;
@@ -76,7 +86,13 @@ export interface ReviewRelayOptions {
     signal?: AbortSignal;
     /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
     onChunk?: ((text: string) => void) | null;
+    /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
+    dryRun?: false | null;
 }
+/** `reviewRelay()` options for a dry run, as `DryRunRelayOptions`. */
+export type DryRunReviewOptions = Omit<ReviewRelayOptions, 'dryRun'> & {
+    dryRun: true;
+};
 type Fields = Record<string, unknown>;
 export declare function signalOf(options: Fields): AbortSignal | undefined;
 /** `onChunk`, when one is given. */
@@ -85,6 +101,7 @@ export interface Parsed<T> {
     options: T;
     signal?: AbortSignal;
     onChunk?: (text: string) => void;
+    dryRun: boolean;
     /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
     refused?: RelayError;
 }

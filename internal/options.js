@@ -82,7 +82,7 @@ function nativeRelayOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
 }
 function nativeReviewOptions(input) {
     const fields = objectArgument(input, 'options');
@@ -95,7 +95,7 @@ function nativeReviewOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

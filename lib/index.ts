@@ -4,21 +4,26 @@
  */
 import { binding } from './internal/native.js'
 import { callNative, collectStream, fromNative, streamNative } from './internal/calls.js'
+import { invalidArgType } from './internal/errors.js'
 import {
   gitHelperTimeout,
   nativeRelayOptions,
   nativeReviewOptions,
   stringArgument,
   type GitHelperOptions,
+  type DryRunRelayOptions,
+  type DryRunReviewOptions,
   type RelayOptions,
   type ReviewRelayOptions,
   type SandboxMode,
 } from './internal/options.js'
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
-export type { GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
+export type { DryRun, DryRunAction } from './internal/dry-run.js'
 import { resetRegistry } from './internal/backends.js'
+import { toDryRun, type DryRun } from './internal/dry-run.js'
 
 export const DEFAULT_TIMEOUT_SECONDS: number = binding.DEFAULT_TIMEOUT_SECONDS
 export const DEFAULT_BACKEND: string = binding.DEFAULT_BACKEND
@@ -30,12 +35,16 @@ export const MAX_PROMPT_BYTES: number = binding.MAX_PROMPT_BYTES
 export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
 
 /**
- * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer.
+ * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer
+ * (with `dryRun: true`, a `DryRun` saying what would be sent and run, running nothing).
  * Every failure rejects (bad argument types with a `TypeError`, the rest with a `RelayError`
  * whose `code` says which); nothing throws synchronously.
  */
-export async function relay(options: RelayOptions): Promise<string> {
-  const { options: native, signal, onChunk, refused } = nativeRelayOptions(options)
+export function relay(options: DryRunRelayOptions): Promise<DryRun>
+export function relay(options: RelayOptions): Promise<string>
+export async function relay(options: RelayOptions | DryRunRelayOptions): Promise<string | DryRun> {
+  const { options: native, signal, onChunk, dryRun, refused } = nativeRelayOptions(options)
+  if (dryRun) return toDryRun(await callNative(signal, refused, (caller) => binding.dryRunRelay(native, caller)))
   if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.relayStream(native, caller)), onChunk)
   return callNative(signal, refused, (caller) => binding.relay(native, caller))
 }
@@ -49,7 +58,9 @@ export async function relay(options: RelayOptions): Promise<string> {
  * catch up.
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
-  const { options: native, signal, refused } = nativeRelayOptions(options)
+  const { options: native, signal, dryRun, refused } = nativeRelayOptions(options)
+  // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
+  if (dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
   return yield* streamNative(signal, refused, (caller) => binding.relayStream(native, caller))
 }
 
@@ -57,8 +68,11 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.
  */
-export async function reviewRelay(options: ReviewRelayOptions): Promise<string> {
-  const { options: native, signal, onChunk, refused } = nativeReviewOptions(options)
+export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
+export function reviewRelay(options: ReviewRelayOptions): Promise<string>
+export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOptions): Promise<string | DryRun> {
+  const { options: native, signal, onChunk, dryRun, refused } = nativeReviewOptions(options)
+  if (dryRun) return toDryRun(await callNative(signal, refused, (caller) => binding.dryRunReview(native, caller)))
   if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.reviewStream(native, caller)), onChunk)
   return callNative(signal, refused, (caller) => binding.reviewRelay(native, caller))
 }

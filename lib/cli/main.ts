@@ -27,6 +27,7 @@ const OPTIONS = {
   base: { type: 'string' },
   json: { type: 'boolean' },
   'no-stream': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -222,6 +223,13 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     const request = await buildRequest(flags, life.signal)
     // The addon only now: a usage error never needs it.
     const library = api()
+    if (flags['dry-run']) {
+      const options = { ...request.options, dryRun: true } as const
+      const dryRun = request.review ? await library.reviewRelay(options) : await library.relay(options)
+      const { formatDryRun } = await import('./dry-run-printer.js')
+      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, dryRun })}\n` : formatDryRun(dryRun))
+      return 0
+    }
     stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`))
     if (flags.json || flags['no-stream']) {
       const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options)

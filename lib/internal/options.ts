@@ -43,7 +43,16 @@ export interface RelayOptions {
    * rejects with what it threw.
    */
   onChunk?: ((text: string) => void) | null
+  /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
+  dryRun?: false | null
 }
+
+/**
+ * `relay()` options for a dry run: every check runs and the context, diff and envelope are built
+ * as usual (same errors), then the call resolves with a `DryRun` describing what would be sent
+ * and run, instead of running it: nothing is spawned and no request is made.
+ */
+export type DryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun: true }
 
 export interface ReviewRelayOptions {
   /** The repository to review; relative paths resolve against `process.cwd()`. */
@@ -79,7 +88,12 @@ export interface ReviewRelayOptions {
   signal?: AbortSignal
   /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
   onChunk?: ((text: string) => void) | null
+  /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
+  dryRun?: false | null
 }
+
+/** `reviewRelay()` options for a dry run, as `DryRunRelayOptions`. */
+export type DryRunReviewOptions = Omit<ReviewRelayOptions, 'dryRun'> & { dryRun: true }
 
 type Fields = Record<string, unknown>
 
@@ -135,6 +149,7 @@ export interface Parsed<T> {
   options: T
   signal?: AbortSignal
   onChunk?: (text: string) => void
+  dryRun: boolean
   /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
   refused?: RelayError
 }
@@ -162,7 +177,7 @@ export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
 }
 
 export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions> {
@@ -176,7 +191,7 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }
 
 /** Options of the synchronous git helpers. */

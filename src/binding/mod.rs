@@ -2,6 +2,7 @@
 //! The public API (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
 mod cancel;
+mod dry_run;
 mod errors;
 mod js_backend;
 mod scope;

@@ -1,0 +1,240 @@
+// `dryRun`: the same checks, context, diff and envelope as a real call, then a description of
+// what would run, with nothing spawned and no request made. Each description is compared with
+// what a real call then did: the fake CLIs log their argv and stdin, the HTTP server its bodies.
+import { readdirSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  MAX_PROMPT_BYTES,
+  _resetRegistry,
+  registerBackend,
+  relay,
+  relayStream,
+  reviewRelay,
+  type BackendRunOptions,
+  type DryRun,
+  type RelayOptions,
+} from '@phone-a-friend/relay'
+import { FakeClis } from './support/fake-cli'
+import { TempRepo, tempDir } from './support/git-repo'
+import { runCli } from './support/run-cli'
+
+const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OLLAMA_MODEL: process.env.OLLAMA_MODEL, PATH: process.env.PATH }
+let repo: TempRepo
+let clis: FakeClis
+
+beforeEach(() => {
+  _resetRegistry()
+  repo = new TempRepo().write('a.txt', 'one\n').commit('first').write('a.txt', 'one\ntwo\n')
+  clis = new FakeClis(['codex', 'gemini']).mode('answer')
+})
+
+afterEach(() => {
+  clis.restore()
+  repo.remove()
+  for (const [key, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[key]
+    else process.env[key] = value
+  }
+})
+
+/** Whether any fake CLI ran: each logs its argv, cwd and stdin as it starts. */
+function fakeCliRan(): boolean {
+  return readdirSync(clis.log).length > 0
+}
+
+function command(dryRun: DryRun) {
+  if (dryRun.action.kind !== 'command') throw new Error(`expected a command, got ${dryRun.action.kind}`)
+  return dryRun.action
+}
+
+describe('a CLI backend', () => {
+  it('codex: describes the argv, stdin and environment of the run, and starts nothing', async () => {
+    const options: RelayOptions = { prompt: 'Review this', repoPath: repo.path, backend: 'codex', includeDiff: true, model: 'gpt-x', contextText: 'ctx' }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(fakeCliRan()).toBe(false)
+    const action = command(dryRun)
+    expect(action).toMatchObject({ name: 'codex', program: join(clis.bin, 'codex'), cwd: repo.path, stdin: 'envelope' })
+    expect(dryRun).toMatchObject({ dryRun: true, backend: 'codex', repoPath: repo.path, sandbox: 'read-only', model: 'gpt-x', timeoutSeconds: 600 })
+    expect(dryRun.env).toEqual({ set: { PHONE_A_FRIEND_DEPTH: '1' }, removed: [] })
+    expect(dryRun.envelopeBytes).toBe(Buffer.byteLength(dryRun.envelope ?? '', 'utf8'))
+    expect(dryRun.maxPromptBytes).toBe(MAX_PROMPT_BYTES)
+    expect(dryRun.envelope).toContain('+two')
+
+    // The real run got exactly that (the answer folder is made only for a real run).
+    await expect(relay(options)).resolves.toBe('file answer')
+    expect(fakeCliRan()).toBe(true)
+    expect(clis.read('stdin')).toBe(dryRun.envelope)
+    const real = clis.args()
+    const answerAt = real.indexOf('--output-last-message') + 1
+    expect(action.args[answerAt]).toMatch(/\/phone-a-friend-codex-XXXXXX\/last-message\.md$/)
+    expect(action.args.filter((_, i) => i !== answerAt)).toEqual(real.filter((_, i) => i !== answerAt))
+    expect(action.commandLine).toBe(`${join(clis.bin, 'codex')} ${action.args.join(' ')}`)
+  })
+
+  it('gemini: the argv is exactly what runs', async () => {
+    const options: RelayOptions = { prompt: 'Why?', repoPath: repo.path, backend: 'gemini', sandbox: 'workspace-write' }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(fakeCliRan()).toBe(false)
+    await relay(options)
+    expect(command(dryRun).args).toEqual(clis.args())
+    expect(clis.read('stdin')).toBe(dryRun.envelope)
+    expect(command(dryRun).commandLine).toBe(`${join(clis.bin, 'gemini')} --approval-mode auto_edit --skip-trust --output-format stream-json --prompt ''`)
+  })
+
+  it('a CLI that is not installed is described, with its install hint, instead of failing', async () => {
+    process.env.PATH = tempDir('paf-empty-path-')
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'gemini', dryRun: true })
+    expect(command(dryRun)).toMatchObject({ name: 'gemini', program: null, installHint: 'npm install -g @google/gemini-cli' })
+    expect(command(dryRun).commandLine).toMatch(/^gemini --approval-mode plan /)
+    await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'gemini' })).rejects.toMatchObject({ code: 'ERR_BACKEND_UNAVAILABLE' })
+  })
+
+  it("codex's native review: the review command, no envelope, nothing on stdin", async () => {
+    const dryRun = await reviewRelay({ repoPath: repo.path, backend: 'codex', base: 'HEAD', dryRun: true })
+    expect(fakeCliRan()).toBe(false)
+    expect(dryRun).toMatchObject({ base: 'HEAD', envelope: null, envelopeBytes: 0 })
+    expect(command(dryRun).stdin).toBe('empty')
+    expect(command(dryRun).args.slice(-3)).toEqual(['review', '--base', 'HEAD'])
+    await reviewRelay({ repoPath: repo.path, backend: 'codex', base: 'HEAD' })
+    expect(clis.args().slice(-3)).toEqual(['review', '--base', 'HEAD'])
+    expect(clis.args().length).toBe(command(dryRun).args.length)
+  })
+
+  it("gemini's review takes the generic path: the envelope holds the diff against the base", async () => {
+    repo.commit('second')
+    const dryRun = await reviewRelay({ repoPath: repo.path, backend: 'gemini', base: 'HEAD~1', dryRun: true })
+    expect(fakeCliRan()).toBe(false)
+    expect(dryRun.base).toBe('HEAD~1')
+    expect(dryRun.envelope).toContain('Review the following changes.')
+    expect(dryRun.envelope).toContain('+two')
+    await reviewRelay({ repoPath: repo.path, backend: 'gemini', base: 'HEAD~1' })
+    expect(clis.read('stdin')).toBe(dryRun.envelope)
+  })
+})
+
+describe('ollama', () => {
+  let server: Server
+  let bodies: unknown[]
+
+  beforeEach(async () => {
+    bodies = []
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+        res.writeHead(200).end('{"message":{"content":"hi"},"done":true}\n')
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    process.env.OLLAMA_HOST = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    process.env.OLLAMA_MODEL = 'llama-env'
+  })
+
+  afterEach(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('describes the URL and body, and sends nothing', async () => {
+    const options: RelayOptions = { prompt: 'Hi', repoPath: repo.path, backend: 'ollama' }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(bodies).toHaveLength(0)
+    expect(dryRun.action).toMatchObject({ kind: 'http', method: 'POST', url: `http://${process.env.OLLAMA_HOST}/api/chat` })
+    expect(dryRun.env).toEqual({ set: {}, removed: [] })
+    await relay(options)
+    expect(bodies).toHaveLength(1)
+    expect(dryRun.action.kind === 'http' && dryRun.action.body).toEqual(bodies[0])
+    expect(bodies[0]).toMatchObject({ model: 'llama-env', messages: [{ role: 'user', content: dryRun.envelope }] })
+  })
+})
+
+describe('a JavaScript backend', () => {
+  it('is not called; the envelope is what run() would get', async () => {
+    const prompts: string[] = []
+    registerBackend({
+      name: 'js',
+      allowedSandboxes: new Set(['read-only'] as const),
+      run: async (options: BackendRunOptions) => {
+        prompts.push(options.prompt)
+        return 'ok'
+      },
+      review: async () => 'reviewed',
+    })
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'js', contextText: 'more', dryRun: true })
+    expect(prompts).toEqual([])
+    expect(dryRun.action).toEqual({ kind: 'run' })
+    expect(dryRun.env.set).toEqual({ PHONE_A_FRIEND_DEPTH: '1' })
+    await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'js', contextText: 'more' })
+    expect(prompts).toEqual([dryRun.envelope])
+    const review = await reviewRelay({ repoPath: repo.path, backend: 'js', base: 'HEAD', dryRun: true })
+    expect(review).toMatchObject({ action: { kind: 'review' }, envelope: null, base: 'HEAD' })
+  })
+})
+
+describe('errors', () => {
+  it('are those of a real relay, code and message', async () => {
+    registerBackend({ name: 'narrow', allowedSandboxes: new Set(['read-only'] as const), run: async () => 'ok' })
+    const bad: RelayOptions[] = [
+      { prompt: ' ', repoPath: repo.path },
+      { prompt: 'p', repoPath: repo.path, timeoutSeconds: 0 },
+      { prompt: 'p', repoPath: join(repo.path, 'missing') },
+      { prompt: 'p', repoPath: repo.path, backend: 'nope' },
+      { prompt: 'p', repoPath: repo.path, backend: 'narrow', sandbox: 'danger-full-access' },
+      { prompt: 'p', repoPath: repo.path, contextFile: 'x', contextText: 'y' },
+      { prompt: 'p', repoPath: repo.path, contextFile: join(repo.path, 'missing.txt') },
+      { prompt: 'p', repoPath: repo.path, contextText: 'x'.repeat(200_001) },
+      { prompt: 'x'.repeat(500_001), repoPath: repo.path },
+    ]
+    for (const options of bad) {
+      const real = await relay(options).then(
+        () => undefined,
+        (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
+      )
+      expect(real, JSON.stringify(options).slice(0, 120)).toBeDefined()
+      await expect(relay({ ...options, dryRun: true }), JSON.stringify(options).slice(0, 120)).rejects.toMatchObject(real as object)
+    }
+    expect(fakeCliRan()).toBe(false)
+  })
+
+  it('an aborted dry run rejects with an AbortError', async () => {
+    await expect(relay({ prompt: 'p', repoPath: repo.path, dryRun: true, signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' })
+  })
+
+  it('relayStream() has nothing to stream for a dry run', async () => {
+    const options = { prompt: 'p', repoPath: repo.path, dryRun: true } as unknown as RelayOptions
+    await expect(relayStream(options).next()).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+  })
+})
+
+describe('the CLI', () => {
+  it('--dry-run prints the envelope, then what would run', async () => {
+    const result = await runCli(['--prompt', 'Review my changes', '--include-diff', '--dry-run', '--to', 'gemini'], { cwd: repo.path })
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    expect(fakeCliRan()).toBe(false)
+    const [envelope, summary] = result.stdout.split('\n--- dry run: nothing was sent ---\n')
+    expect(envelope).toMatch(/^You are helping another coding agent/)
+    expect(envelope).toContain('+two')
+    expect(summary).toContain('backend:  gemini (sandbox read-only, timeout 600s)')
+    expect(summary).toContain(`envelope: ${Buffer.byteLength(envelope.slice(0, -1)).toLocaleString('en-US')} bytes (at most 500,000)`)
+    expect(summary).toContain(`command:  ${join(clis.bin, 'gemini')} --approval-mode plan`)
+    expect(summary).toContain('env:      PHONE_A_FRIEND_DEPTH=1')
+  })
+
+  it('--dry-run --json prints the DryRun object', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--dry-run', '--json'], { cwd: repo.path })
+    expect(result.code).toBe(0)
+    const printed = JSON.parse(result.stdout) as { ok: boolean; dryRun: DryRun }
+    expect(printed.ok).toBe(true)
+    expect(printed.dryRun).toEqual(await relay({ prompt: 'Hi', repoPath: repo.path, dryRun: true }))
+    expect(fakeCliRan()).toBe(false)
+  })
+
+  it('a failing check fails the dry run as it fails a relay', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--dry-run', '--context-file', 'missing.txt'], { cwd: repo.path })
+    expect(result).toMatchObject({ code: 1, stderr: `Error [ERR_CONTEXT_FILE]: Context file does not exist: ${join(repo.path, 'missing.txt')}\n` })
+  })
+})

@@ -1,0 +1,54 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.formatDryRun = formatDryRun;
+const ENVELOPE_PLACEHOLDER = '<the envelope above>';
+function bytes(n) {
+    return n.toLocaleString('en-US');
+}
+/** What would run, on one line each. */
+function actionLines(dryRun) {
+    const { action } = dryRun;
+    switch (action.kind) {
+        case 'command': {
+            const installed = action.program === null ? [`not installed: ${action.installHint} (a real relay would fail)`] : [];
+            return [
+                `command:  ${action.commandLine}`,
+                ...installed.map((line) => `          ${line}`),
+                `cwd:      ${action.cwd}`,
+                `stdin:    ${action.stdin === 'envelope' ? 'the envelope' : 'nothing'}`,
+            ];
+        }
+        case 'http': {
+            // The envelope is printed once, above.
+            const body = JSON.stringify(action.body, (_, value) => (value === dryRun.envelope ? ENVELOPE_PLACEHOLDER : value));
+            return [`request:  ${action.method} ${action.url}`, `body:     ${body}`];
+        }
+        case 'run':
+            return [`calls:    run() of the JavaScript backend ${dryRun.backend}, the envelope as its prompt`];
+        case 'review':
+            return [`calls:    review() of the JavaScript backend ${dryRun.backend}`];
+    }
+}
+function envLines(dryRun) {
+    const set = Object.entries(dryRun.env.set).map(([name, value]) => `${name}=${value}`);
+    const removed = dryRun.env.removed.map((name) => `${name} (removed)`);
+    const changes = [...set, ...removed];
+    return changes.length === 0 ? [] : [`env:      ${changes.join('\n          ')}`];
+}
+/** The envelope (what the friend would read), then a summary of what would run. */
+function formatDryRun(dryRun) {
+    const head = dryRun.envelope === null
+        ? `(no envelope: ${dryRun.backend} reviews the repository itself, against ${dryRun.base ?? 'its base'})\n`
+        : `${dryRun.envelope}\n`;
+    const size = dryRun.envelope === null ? [] : [`envelope: ${bytes(dryRun.envelopeBytes)} bytes (at most ${bytes(dryRun.maxPromptBytes)})`];
+    const summary = [
+        '',
+        '--- dry run: nothing was sent ---',
+        `backend:  ${dryRun.backend} (sandbox ${dryRun.sandbox}${dryRun.model ? `, model ${dryRun.model}` : ''}, timeout ${dryRun.timeoutSeconds}s)`,
+        ...(dryRun.base === undefined ? [] : [`base:     ${dryRun.base}`]),
+        ...size,
+        ...actionLines(dryRun),
+        ...envLines(dryRun),
+    ];
+    return `${head}${summary.join('\n')}\n`;
+}
