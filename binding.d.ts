@@ -29,6 +29,8 @@ export interface BackendCall {
   depth: string
   base?: string
   reviewPrompt?: string
+  /** The JSON Schema's text the answer must match (it is in the prompt too). */
+  schema?: string
   /**
    * The caller streams: the trampoline uses the backend's `runStream` when it has one and
    * hands each chunk to `pushChunk`.
@@ -177,6 +179,8 @@ export interface NativeRelayOptions {
   timeoutSeconds?: number
   model?: string
   sandbox?: string
+  /** JSON text (the wrapper stringifies an object). */
+  schema?: string
 }
 
 /** `reviewRelay()` options after the wrapper checked their JS types. */
@@ -188,6 +192,8 @@ export interface NativeReviewOptions {
   timeoutSeconds?: number
   model?: string
   sandbox?: string
+  schema?: string
+  verdict?: boolean
 }
 
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
@@ -201,6 +207,12 @@ export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): s
 export declare function onProcessMainThread(): boolean
 
 export declare function openCancelToken(scope: number): number
+
+/**
+ * A verdict envelope checked as upstream's `parseVerdict` does, written back as compact JSON
+ * (the wrapper parses it); `ERR_SCHEMA` says what is wrong.
+ */
+export declare function parseVerdict(text: string): string
 
 /**
  * A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most

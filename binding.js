@@ -854,6 +854,7 @@ module.exports.MAX_RELAY_DEPTH = nativeBinding.MAX_RELAY_DEPTH
 module.exports.ollamaBaseUrl = nativeBinding.ollamaBaseUrl
 module.exports.onProcessMainThread = nativeBinding.onProcessMainThread
 module.exports.openCancelToken = nativeBinding.openCancelToken
+module.exports.parseVerdict = nativeBinding.parseVerdict
 module.exports.pushChunk = nativeBinding.pushChunk
 module.exports.registerJsBackend = nativeBinding.registerJsBackend
 module.exports.relay = nativeBinding.relay

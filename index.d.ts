@@ -3,6 +3,8 @@ export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions }
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
 export type { DryRun, DryRunAction } from './internal/dry-run.js';
+export type { Verdict, VerdictFinding } from './internal/verdict.js';
+import type { Verdict } from './internal/verdict.js';
 import { type DryRun } from './internal/dry-run.js';
 export declare const DEFAULT_TIMEOUT_SECONDS: number;
 export declare const DEFAULT_BACKEND: string;
@@ -35,6 +37,13 @@ export declare function relayStream(options: RelayOptions): AsyncGenerator<strin
  */
 export declare function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>;
 export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
+/**
+ * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
+ * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a
+ * verdict consistent with the findings (a blocker or important finding requires `iterate`;
+ * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
+ */
+export declare function parseVerdict(text: string): Verdict;
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
  * takes longer than `options.timeoutSeconds`, default 30). Synchronous.

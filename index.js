@@ -4,6 +4,7 @@ exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = e
 exports.relay = relay;
 exports.relayStream = relayStream;
 exports.reviewRelay = reviewRelay;
+exports.parseVerdict = parseVerdict;
 exports.detectDefaultBranch = detectDefaultBranch;
 exports.gitDiffBase = gitDiffBase;
 exports.checkBackends = checkBackends;
@@ -61,6 +62,21 @@ async function reviewRelay(options) {
     if (onChunk)
         return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
     return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.reviewRelay(native, caller));
+}
+/**
+ * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
+ * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a
+ * verdict consistent with the findings (a blocker or important finding requires `iterate`;
+ * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
+ */
+function parseVerdict(text) {
+    const raw = (0, options_js_1.stringArgument)(text, 'text');
+    try {
+        return JSON.parse(native_js_1.binding.parseVerdict(raw));
+    }
+    catch (error) {
+        throw (0, calls_js_1.fromNative)(error);
+    }
 }
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or

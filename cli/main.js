@@ -28,6 +28,8 @@ const OPTIONS = {
     json: { type: 'boolean' },
     'no-stream': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    schema: { type: 'string' },
+    verdict: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
 };
@@ -129,12 +131,44 @@ function readStdin(signal) {
         signal.addEventListener('abort', onAbort);
     });
 }
+/** Largest schema file the CLI reads (a schema is a few kilobytes; the prompt limit is 500,000 bytes). */
+const MAX_SCHEMA_FILE_BYTES = 1024 * 1024;
+/** `--schema`: JSON given inline (it starts with `{` or is `true`/`false`), else a file holding it. */
+async function schemaOf(flags) {
+    const value = flags.schema;
+    if (value === undefined)
+        return undefined;
+    if (flags.verdict)
+        throw new UsageError('--verdict has its own schema: do not combine it with --schema');
+    const inline = value.trim();
+    if (inline.startsWith('{') || inline === 'true' || inline === 'false')
+        return inline;
+    const { open } = await import('node:fs/promises');
+    try {
+        const file = await open(value, 'r');
+        try {
+            const { size } = await file.stat();
+            if (size > MAX_SCHEMA_FILE_BYTES)
+                throw new UsageError(`--schema file ${value} is too large (${size} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`);
+            return await file.readFile('utf8');
+        }
+        finally {
+            await file.close();
+        }
+    }
+    catch (error) {
+        if (error instanceof UsageError)
+            throw error;
+        throw new UsageError(`--schema ${shown(value)}: neither JSON nor a readable file (${error.message})`);
+    }
+}
 async function buildRequest(flags, signal) {
-    const review = Boolean(flags.review || flags.base !== undefined);
+    const review = Boolean(flags.review || flags.base !== undefined || flags.verdict);
     // Usage first, so a bad value does not wait on stdin.
     if (flags.prompt === undefined && !review)
         throw new UsageError('missing --prompt');
     const timeout = timeoutSeconds(flags);
+    const schema = await schemaOf(flags);
     const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt;
     const options = {
         prompt: prompt,
@@ -147,6 +181,8 @@ async function buildRequest(flags, signal) {
         model: flags.model,
         sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')),
         base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
+        schema,
+        verdict: flags.verdict,
         signal,
     };
     if (review && prompt === undefined)
@@ -208,6 +244,10 @@ async function streamAnswer(library, request, printer, signal) {
         await stream.return(''); // left early (a throw here): the backend is stopped; else nothing
     }
 }
+/** `--verdict`'s exit codes: 0 ship, 4 iterate, 3 abstain (1 stays "the relay failed"). */
+function verdictExitCode(verdict) {
+    return { ship: 0, iterate: 4, abstain: 3 }[verdict];
+}
 async function runRelay(flags, life) {
     const { startSpinner } = await import('./spinner.js');
     let stopSpinner = () => undefined;
@@ -224,11 +264,12 @@ async function runRelay(flags, life) {
             return 0;
         }
         stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`));
-        if (flags.json || flags['no-stream']) {
+        // JSON answers (--schema, --verdict) are all or nothing: never streamed.
+        if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
             const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options);
             stopSpinner();
             process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`);
-            return 0;
+            return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0;
         }
         // The spinner shares the terminal with stdout: it goes before the first byte of the answer.
         printer = new answer_printer_js_1.AnswerPrinter(process.stdout, stopSpinner, library.MAX_OUTPUT_BYTES);

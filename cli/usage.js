@@ -1,7 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.COMMAND_HELP = exports.HELP = exports.USAGE_LINE = void 0;
-exports.USAGE_LINE = 'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--dry-run] [--no-stream] [--json]';
+exports.USAGE_LINE = 'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--schema <file|json>] [--verdict] [--dry-run] [--no-stream] [--json]';
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
   -t, --to <backend>       codex, gemini, ollama        (env PHONE_A_FRIEND_BACKEND, default codex)
@@ -17,6 +17,11 @@ const RELAY_OPTIONS = `Relay options:
       --review             Review the changes against a base instead (prompt optional)
       --base <ref>         Base to review against; implies --review
                                                         (env PHONE_A_FRIEND_REVIEW_BASE, default main/master/HEAD~1)
+      --schema <file|json> A JSON Schema the answer must match (inline JSON, or a file); the
+                           answer is its JSON text, checked (ERR_SCHEMA otherwise); not streamed
+      --verdict            Review with a verdict: upstream's JSON envelope (ship, iterate,
+                           abstain; findings), checked; implies --review; exit 0 ship, 4 iterate,
+                           3 abstain
       --dry-run            Run the checks and build the envelope (context, diff), then print it
                            and what would run (command, environment changes), sending nothing
       --no-stream          Wait for the whole answer, then print it (by default it is printed

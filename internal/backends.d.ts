@@ -11,6 +11,12 @@ export interface BackendRunOptions {
     /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
     env: Record<string, string>;
     /**
+     * The JSON Schema (its JSON text) the answer must match, when the caller gave one: it is
+     * already asked for at the end of `prompt`; pass it to your model's structured output if it
+     * has one. The relay checks the answer against it either way.
+     */
+    schema: string | null;
+    /**
      * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
      * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
      * or when the relay is cancelled otherwise. Never aborts once the call has settled.

@@ -21,8 +21,10 @@ function optionsFor(call, signal) {
     let env;
     // Built in place, not spread: a spread would read the lazy `env` at once.
     const options = {};
-    if (call.method === 'run')
+    if (call.method === 'run') {
         options.prompt = call.prompt ?? '';
+        options.schema = call.schema ?? null;
+    }
     options.repoPath = call.repoPath;
     options.timeoutSeconds = call.timeoutSeconds;
     options.sandbox = call.sandbox;

@@ -41,6 +41,13 @@ export interface RelayOptions {
      * rejects with what it threw.
      */
     onChunk?: ((text: string) => void) | null;
+    /**
+     * A JSON Schema (an object, or its JSON text) the answer must match (SPEC 13): asked of the
+     * backend (at the end of the prompt, and through its native structured output where it has
+     * one), then checked; a mismatch rejects with `ERR_SCHEMA` naming the first violation's path.
+     * The answer stays a string: the JSON text.
+     */
+    schema?: string | object | null;
     /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
     dryRun?: false | null;
 }
@@ -86,6 +93,15 @@ export interface ReviewRelayOptions {
     signal?: AbortSignal;
     /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
     onChunk?: ((text: string) => void) | null;
+    /** As `RelayOptions.schema`; a review with a schema takes the generic path (diff in the prompt). */
+    schema?: string | object | null;
+    /**
+     * Ask for a verdict (SPEC 13): the answer is upstream's verdict envelope (`schema_version` 1)
+     * as JSON text, checked against its schema and its findings (see `parseVerdict()`). Not with
+     * `schema`.
+     * @default false
+     */
+    verdict?: boolean | null;
     /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
     dryRun?: false | null;
 }

@@ -59,6 +59,20 @@ function onChunkOf(options) {
         throw (0, errors_js_1.invalidArgType)('options.onChunk', 'of type function', value);
     return value;
 }
+/** A schema's JSON text: a string as given (the core parses it), an object as `JSON.stringify` writes it. */
+function schemaText(options) {
+    const value = options.schema;
+    if (value === undefined || value === null)
+        return undefined;
+    if (typeof value === 'string')
+        return value;
+    if (typeof value !== 'object')
+        throw (0, errors_js_1.invalidArgType)('options.schema', 'of type string or object', value);
+    const text = JSON.stringify(value);
+    if (text === undefined)
+        throw (0, errors_js_1.invalidArgType)('options.schema', 'JSON-serialisable', value);
+    return text;
+}
 /** Check 1 (a prompt blank after JavaScript's trim) and check 2 (a timeout that is not a finite number > 0). */
 function refusedEarly(prompt, timeoutSeconds) {
     if (prompt !== undefined && prompt.trim() === '')
@@ -81,6 +95,7 @@ function nativeRelayOptions(input) {
         timeoutSeconds: timeout(fields),
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
+        schema: schemaText(fields),
     };
     return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
 }
@@ -94,6 +109,8 @@ function nativeReviewOptions(input) {
         timeoutSeconds: timeout(fields),
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
+        schema: schemaText(fields),
+        verdict: optionalBoolean(fields, 'verdict'),
     };
     return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
 }

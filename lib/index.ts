@@ -22,6 +22,8 @@ export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions }
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction } from './internal/dry-run.js'
+export type { Verdict, VerdictFinding } from './internal/verdict.js'
+import type { Verdict } from './internal/verdict.js'
 import { resetRegistry } from './internal/backends.js'
 import { toDryRun, type DryRun } from './internal/dry-run.js'
 
@@ -75,6 +77,21 @@ export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOpti
   if (dryRun) return toDryRun(await callNative(signal, refused, (caller) => binding.dryRunReview(native, caller)))
   if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.reviewStream(native, caller)), onChunk)
   return callNative(signal, refused, (caller) => binding.reviewRelay(native, caller))
+}
+
+/**
+ * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
+ * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a
+ * verdict consistent with the findings (a blocker or important finding requires `iterate`;
+ * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
+ */
+export function parseVerdict(text: string): Verdict {
+  const raw = stringArgument(text, 'text')
+  try {
+    return JSON.parse(binding.parseVerdict(raw)) as Verdict
+  } catch (error) {
+    throw fromNative(error)
+  }
 }
 
 /**

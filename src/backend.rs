@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::schema::Schema;
 use crate::stream::ChunkSink;
 use crate::text::js_number;
 
@@ -60,6 +61,9 @@ pub struct RunRequest {
     /// backends name no model then, see [`named_model`]).
     pub model: Option<String>,
     pub env: Env,
+    /// The JSON Schema the answer must match (SPEC 13): already in the prompt; a backend with a
+    /// native mechanism passes it on too. The relay checks the answer either way.
+    pub schema: Option<Arc<Schema>>,
     /// Where the answer's text goes as it is produced (SPEC 10); discards when nobody streams.
     pub chunks: ChunkSink,
     /// Opaque to the core: lets the bindings match a backend call with the call that made it.
@@ -84,6 +88,10 @@ pub struct ReviewRequest {
     pub env: Env,
     pub base: String,
     pub prompt: Option<String>,
+    /// A review with a schema (a verdict's too) takes the generic path: see [`RunRequest::schema`].
+    pub schema: Option<Arc<Schema>>,
+    /// The answer must be a consistent verdict envelope (SPEC 13).
+    pub verdict: bool,
     /// See [`RunRequest::chunks`].
     pub chunks: ChunkSink,
     /// See [`RunRequest::call_tag`].

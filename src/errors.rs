@@ -95,6 +95,9 @@ pub enum RelayError {
     /// The call's deadline passed before the backend ran (a context file or git that did not end).
     #[error("Relay timed out after {after}s while {during}")]
     Timeout { after: String, during: &'static str },
+    /// A schema that is not one, or an answer (or verdict) that does not match it (SPEC 13).
+    #[error("{0}")]
+    Schema(String),
     /// A failure reported by a backend, with the backend's own message.
     #[error("{message}")]
     Backend {
@@ -126,6 +129,7 @@ impl RelayError {
             RelayError::DepthLimit => "ERR_DEPTH_LIMIT",
             RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
             RelayError::Timeout { .. } => "ERR_TIMEOUT",
+            RelayError::Schema(_) => "ERR_SCHEMA",
             RelayError::Backend { kind, .. } => kind.code(),
             RelayError::Internal(_) => "ERR_INTERNAL",
         }

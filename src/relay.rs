@@ -23,8 +23,10 @@ use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
+use crate::schema::Schema;
 use crate::stream::ChunkSink;
 use crate::text::js_trim;
+use crate::verdict;
 
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
 const RUNNING_GIT_DIFF: &str = "running git diff";
@@ -40,6 +42,8 @@ pub struct RelayOptions {
     pub timeout_seconds: Option<f64>,
     pub model: Option<String>,
     pub sandbox: Option<String>,
+    /// A JSON Schema's text (SPEC 13).
+    pub schema: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,6 +55,9 @@ pub struct ReviewOptions {
     pub timeout_seconds: Option<f64>,
     pub model: Option<String>,
     pub sandbox: Option<String>,
+    pub schema: Option<String>,
+    /// Ask for upstream's verdict envelope (SPEC 13); not together with `schema`.
+    pub verdict: bool,
 }
 
 /// Where review fallback warnings go (the bindings send them to `console.error`).
@@ -158,6 +165,7 @@ pub async fn prepare_relay(
         options.backend.as_deref(),
         options.sandbox.as_deref(),
     )?;
+    let schema = parse_schema(options.schema.as_deref())?;
     let context = resolve_context(
         options.context_file.as_deref(),
         options.context_text.as_deref(),
@@ -172,7 +180,10 @@ pub async fn prepare_relay(
     } else {
         String::new()
     };
-    let envelope = build_envelope(&target.repo, &options.prompt, &context, &diff);
+    let envelope = with_schema(
+        build_envelope(&target.repo, &options.prompt, &context, &diff),
+        schema.as_deref(),
+    );
     check_prompt_size(&envelope)?;
     let child_env = next_relay_env(env)?;
     Ok(Prepared {
@@ -185,6 +196,7 @@ pub async fn prepare_relay(
             sandbox: target.sandbox,
             model: options.model,
             env: child_env,
+            schema,
             chunks: ChunkSink::discard(),
             call_tag,
         },
@@ -209,6 +221,19 @@ pub async fn prepare_review(
         options.backend.as_deref(),
         options.sandbox.as_deref(),
     )?;
+    let (schema, prompt) = match (options.verdict, options.schema) {
+        (true, Some(_)) => {
+            return Err(RelayError::Schema(
+                "Use either verdict or schema, not both: a verdict has its own schema".into(),
+            )
+            .into())
+        }
+        (true, None) => (
+            parse_schema(Some(verdict::SCHEMA))?,
+            Some(verdict::prompt(options.prompt.as_deref())),
+        ),
+        (false, schema) => (parse_schema(schema.as_deref())?, options.prompt),
+    };
     let base = match options.base {
         Some(base) => base,
         None => git::detect_default_branch(&target.repo, GitEnv::Exactly(env), deadline)
@@ -227,7 +252,9 @@ pub async fn prepare_review(
             model: options.model,
             env: child_env,
             base,
-            prompt: options.prompt,
+            prompt,
+            schema,
+            verdict: options.verdict,
             chunks: ChunkSink::discard(),
             call_tag,
         },
@@ -248,7 +275,9 @@ pub async fn relay(
     )
     .await?;
     request.chunks = call.chunks;
-    run_backend(backend, request, &deadline).await
+    let schema = request.schema.clone();
+    let answer = run_backend(backend, request, &deadline).await?;
+    checked(answer, schema.as_deref(), false)
 }
 
 pub async fn review_relay(
@@ -265,7 +294,8 @@ pub async fn review_relay(
     )
     .await?;
     request.chunks = call.chunks.clone();
-    if let Some(native_review) = backend.clone().review(&request, call.cancel.clone()) {
+    let verdict = request.verdict;
+    if let Some(native_review) = native_review(&backend, &request, &call.cancel) {
         let result = native_review.await;
         match result {
             Err(BackendFailure::Thrown(thrown)) if thrown.is_relay_error => {
@@ -287,7 +317,49 @@ pub async fn review_relay(
     }
     let request = generic_review(request, &call.env).await?;
     let deadline = request.deadline.clone();
-    run_backend(backend, request, &deadline).await
+    let schema = request.schema.clone();
+    let answer = run_backend(backend, request, &deadline).await?;
+    checked(answer, schema.as_deref(), verdict)
+}
+
+/// The backend's own review, unless the request needs the generic path: a schema (or a
+/// verdict) goes in the prompt, which no native review takes.
+fn native_review(
+    backend: &Arc<dyn Backend>,
+    request: &ReviewRequest,
+    cancel: &CancellationToken,
+) -> Option<crate::backend::BackendFuture> {
+    if request.schema.is_some() {
+        return None;
+    }
+    backend.clone().review(request, cancel.clone())
+}
+
+/// A schema-checked answer is its JSON text; a verdict is also checked against its findings
+/// (and written back compact, as upstream does).
+fn checked(answer: String, schema: Option<&Schema>, verdict: bool) -> Result<String, RelayFailure> {
+    let Some(schema) = schema else {
+        return Ok(answer);
+    };
+    let json = schema.check(&answer)?;
+    if !verdict {
+        return Ok(json);
+    }
+    let verdict = verdict::parse(&json).map_err(RelayError::Schema)?;
+    Ok(verdict.to_json())
+}
+
+fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
+    text.map(|text| Schema::parse(text).map(Arc::new))
+        .transpose()
+}
+
+/// The envelope, then (for a schema) what asks the backend for JSON: counted in its size.
+fn with_schema(envelope: String, schema: Option<&Schema>) -> String {
+    match schema {
+        Some(schema) => envelope + &schema.prompt_suffix(),
+        None => envelope,
+    }
 }
 
 /// A review without a native path: the diff against the base, in the envelope.
@@ -301,17 +373,22 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
         env: child_env,
         base,
         prompt,
+        schema,
+        verdict: _,
         chunks,
         call_tag,
     } = request;
     let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(env), &deadline)
         .await
         .map_err(|e| git_failure(e, &deadline, RUNNING_GIT_DIFF))?;
-    let envelope = build_envelope(
-        &repo_path,
-        prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST),
-        "",
-        &diff,
+    let envelope = with_schema(
+        build_envelope(
+            &repo_path,
+            prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST),
+            "",
+            &diff,
+        ),
+        schema.as_deref(),
     );
     check_prompt_size(&envelope)?;
     Ok(RunRequest {
@@ -322,6 +399,7 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
         sandbox,
         model,
         env: child_env,
+        schema,
         chunks,
         call_tag,
     })
@@ -362,7 +440,12 @@ pub async fn dry_run_review(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
-    if let Some(plan) = backend.plan_review(&request) {
+    if let Some(plan) = request
+        .schema
+        .is_none()
+        .then(|| backend.plan_review(&request))
+        .flatten()
+    {
         not_aborted(&deadline)?;
         return Ok(DryRun::of_review(backend.name(), plan, &request, &call.env));
     }

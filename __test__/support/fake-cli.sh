@@ -54,6 +54,7 @@ case "$FAKE_MODE" in
     exit 1 ;;
   answer) if [ -n "$out" ]; then printf '  file answer\n' > "$out"; fi; printf 'stdout answer\n' ;;
   stdout-only) printf '  stdout answer \n' ;;
+  stdout-env-answer) printf '%s\n' "$FAKE_ANSWER" ;;
   empty) ;;
   answer-path-is-a-folder) rm -f "$out"; mkdir "$out"; printf 'stdout answer\n' ;;
   fail-stderr) echo "stdout detail"; echo "boom on stderr" >&2; exit 3 ;;

@@ -11,6 +11,8 @@ const SCRIPT = readFileSync(join(__dirname, 'fake-cli.sh'), 'utf8')
 export type FakeMode =
   | 'answer'
   | 'stdout-only'
+  /** `$FAKE_ANSWER` on stdout, as plain text. */
+  | 'stdout-env-answer'
   | 'empty'
   /** A folder where codex's answer file should be, and an answer on stdout. */
   | 'answer-path-is-a-folder'

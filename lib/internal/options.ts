@@ -43,6 +43,13 @@ export interface RelayOptions {
    * rejects with what it threw.
    */
   onChunk?: ((text: string) => void) | null
+  /**
+   * A JSON Schema (an object, or its JSON text) the answer must match (SPEC 13): asked of the
+   * backend (at the end of the prompt, and through its native structured output where it has
+   * one), then checked; a mismatch rejects with `ERR_SCHEMA` naming the first violation's path.
+   * The answer stays a string: the JSON text.
+   */
+  schema?: string | object | null
   /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
   dryRun?: false | null
 }
@@ -88,6 +95,15 @@ export interface ReviewRelayOptions {
   signal?: AbortSignal
   /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
   onChunk?: ((text: string) => void) | null
+  /** As `RelayOptions.schema`; a review with a schema takes the generic path (diff in the prompt). */
+  schema?: string | object | null
+  /**
+   * Ask for a verdict (SPEC 13): the answer is upstream's verdict envelope (`schema_version` 1)
+   * as JSON text, checked against its schema and its findings (see `parseVerdict()`). Not with
+   * `schema`.
+   * @default false
+   */
+  verdict?: boolean | null
   /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
   dryRun?: false | null
 }
@@ -154,6 +170,17 @@ export interface Parsed<T> {
   refused?: RelayError
 }
 
+/** A schema's JSON text: a string as given (the core parses it), an object as `JSON.stringify` writes it. */
+function schemaText(options: Fields): string | undefined {
+  const value = options.schema
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'string') return value
+  if (typeof value !== 'object') throw invalidArgType('options.schema', 'of type string or object', value)
+  const text = JSON.stringify(value) as string | undefined
+  if (text === undefined) throw invalidArgType('options.schema', 'JSON-serialisable', value)
+  return text
+}
+
 /** Check 1 (a prompt blank after JavaScript's trim) and check 2 (a timeout that is not a finite number > 0). */
 function refusedEarly(prompt: string | undefined, timeoutSeconds: number | undefined): RelayError | undefined {
   if (prompt !== undefined && prompt.trim() === '') return new RelayError('Prompt is required', 'ERR_PROMPT_REQUIRED')
@@ -176,6 +203,7 @@ export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
     timeoutSeconds: timeout(fields),
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
+    schema: schemaText(fields),
   }
   return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
 }
@@ -190,6 +218,8 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
     timeoutSeconds: timeout(fields),
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
+    schema: schemaText(fields),
+    verdict: optionalBoolean(fields, 'verdict'),
   }
   return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }

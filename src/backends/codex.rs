@@ -25,6 +25,7 @@ use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
+use crate::schema::Schema;
 use crate::stream::ChunkSink;
 use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
 use crate::text::js_trim;
@@ -65,6 +66,8 @@ struct Invocation<'a> {
     timeout: Timeout,
     deadline: &'a Deadline,
     tail: Vec<OsString>,
+    /// Passed as `--output-schema` (codex's structured output).
+    schema: Option<&'a Schema>,
     chunks: &'a ChunkSink,
 }
 
@@ -80,6 +83,7 @@ fn exec(request: &RunRequest) -> Invocation<'_> {
         deadline: &request.deadline,
         // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
         tail: vec!["-".into()],
+        schema: request.schema.as_deref(),
         chunks: &request.chunks,
     }
 }
@@ -99,6 +103,8 @@ fn review(request: &ReviewRequest) -> Invocation<'_> {
             "--base".into(),
             request.base.clone().into(),
         ],
+        // A review with a schema takes the generic path (`relay::native_review`).
+        schema: None,
         chunks: &request.chunks,
     }
 }
@@ -184,6 +190,19 @@ impl EventParser for CodexEvents {
 /// The caller's `TMPDIR`, read from the relay's environment rather than the process's.
 const ANSWER_FILE_NAME: &str = "last-message.md";
 const ANSWER_DIR_PREFIX: &str = "phone-a-friend-codex-";
+const SCHEMA_FILE_NAME: &str = "output-schema.json";
+
+/// A new file only this user can read (0600), in the answer folder.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(text.as_bytes())
+}
 
 /// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty answer
 /// file only this user can read (0600): a review may be private. Removed when dropped.
@@ -218,6 +237,7 @@ impl Drop for AnswerDir {
         // unlink and rmdir need no file descriptor, so this works when the process is out of
         // them (EMFILE), where `remove_dir_all` would fail and leave the folder behind.
         let _ = std::fs::remove_file(self.file());
+        let _ = std::fs::remove_file(self.folder.join(SCHEMA_FILE_NAME));
         if std::fs::remove_dir(&self.folder).is_err() {
             // codex left something else in it.
             let _ = std::fs::remove_dir_all(&self.folder);
@@ -232,8 +252,9 @@ fn temp_root(env: &Env) -> PathBuf {
     }
 }
 
-/// codex's arguments, the answer going to `answer_file`.
-fn arguments(invocation: &Invocation<'_>, answer_file: &Path) -> Vec<OsString> {
+/// codex's arguments, the answer going to `answer_file` (the schema, if any, being in
+/// `schema_file`).
+fn arguments(invocation: &Invocation<'_>, answer_file: &Path, schema_file: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![
         "exec".into(),
         "-C".into(),
@@ -246,6 +267,9 @@ fn arguments(invocation: &Invocation<'_>, answer_file: &Path) -> Vec<OsString> {
         // Events on stdout, one JSON object a line: the stream's source.
         "--json".into(),
     ];
+    if invocation.schema.is_some() {
+        args.extend(["--output-schema".into(), schema_file.into()]);
+    }
     if let Some(model) = invocation.model {
         args.extend(["-m".into(), model.into()]);
     }
@@ -256,14 +280,16 @@ fn arguments(invocation: &Invocation<'_>, answer_file: &Path) -> Vec<OsString> {
 /// What [`invoke`] would run; the answer folder, made only for a real run, is shown by its
 /// name pattern.
 fn plan(invocation: &Invocation<'_>, envelope_on_stdin: bool) -> Plan {
-    let answer_file = temp_root(invocation.env)
-        .join(format!("{ANSWER_DIR_PREFIX}XXXXXX"))
-        .join(ANSWER_FILE_NAME);
+    let folder = temp_root(invocation.env).join(format!("{ANSWER_DIR_PREFIX}XXXXXX"));
     Plan::Command(CommandPlan {
         name: invocation.label.program.into(),
         program: invocation.label.locate(invocation.env).ok(),
         install_hint: invocation.label.install_hint.into(),
-        args: arguments(invocation, &answer_file),
+        args: arguments(
+            invocation,
+            &folder.join(ANSWER_FILE_NAME),
+            &folder.join(SCHEMA_FILE_NAME),
+        ),
         cwd: invocation.repo_path.into(),
         env: invocation.env.clone(),
         envelope_on_stdin,
@@ -285,7 +311,16 @@ async fn invoke(
         )
     })?;
     let answer_file = answer_dir.file();
-    let args = arguments(&invocation, &answer_file);
+    let schema_file = answer_dir.folder.join(SCHEMA_FILE_NAME);
+    if let Some(schema) = invocation.schema {
+        write_private(&schema_file, schema.text()).map_err(|e| {
+            BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("{} could not write its schema file: {e}", label.command),
+            )
+        })?;
+    }
+    let args = arguments(&invocation, &answer_file, &schema_file);
     let spec = ProcessSpec {
         program,
         args,

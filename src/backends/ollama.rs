@@ -28,6 +28,7 @@ use crate::bounded_text::BoundedText;
 use crate::deadline::Stop;
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
+use crate::schema::Schema;
 use crate::stream::ChunkSink;
 use crate::text::is_js_whitespace;
 
@@ -116,6 +117,9 @@ struct ChatRequest<'a> {
     model: Option<&'a str>,
     messages: [ChatMessage<'a>; 1],
     stream: bool,
+    /// Ollama's structured output: the JSON Schema itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'a serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -140,6 +144,7 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
             content: &request.prompt,
         }],
         stream: true,
+        format: request.schema.as_deref().map(Schema::value),
     }
 }
 
@@ -711,6 +716,7 @@ mod tests {
             sandbox: "read-only".into(),
             model: None,
             env,
+            schema: None,
             chunks: crate::stream::ChunkSink::discard(),
             call_tag: 0,
         }
@@ -794,6 +800,8 @@ mod tests {
             env: Env::new(),
             base: "main".into(),
             prompt: None,
+            schema: None,
+            verdict: false,
             chunks: crate::stream::ChunkSink::discard(),
             call_tag: 0,
         };

@@ -50,6 +50,8 @@ pub struct BackendCall {
     pub depth: String,
     pub base: Option<String>,
     pub review_prompt: Option<String>,
+    /// The JSON Schema's text the answer must match (it is in the prompt too).
+    pub schema: Option<String>,
     /// The caller streams: the trampoline uses the backend's `runStream` when it has one and
     /// hands each chunk to `pushChunk`.
     pub stream: bool,
@@ -328,6 +330,7 @@ impl Backend for JsBackend {
             depth: child_depth(&request.env),
             base: None,
             review_prompt: None,
+            schema: request.schema.as_deref().map(|s| s.text().to_string()),
         };
         Box::pin(async move {
             let result = self.call(call, timeout, time_left, cancel).await;
@@ -358,6 +361,8 @@ impl Backend for JsBackend {
             depth: child_depth(&request.env),
             base: Some(request.base.clone()),
             review_prompt: request.prompt.clone(),
+            // A review with a schema never reaches a native review().
+            schema: None,
             // A native review answers in one piece.
             stream: false,
         };

@@ -46,6 +46,8 @@ pub struct NativeRelayOptions {
     pub timeout_seconds: Option<f64>,
     pub model: Option<String>,
     pub sandbox: Option<String>,
+    /// JSON text (the wrapper stringifies an object).
+    pub schema: Option<String>,
 }
 
 /// `reviewRelay()` options after the wrapper checked their JS types.
@@ -58,6 +60,8 @@ pub struct NativeReviewOptions {
     pub timeout_seconds: Option<f64>,
     pub model: Option<String>,
     pub sandbox: Option<String>,
+    pub schema: Option<String>,
+    pub verdict: Option<bool>,
 }
 
 /// Snapshotted on the JS thread when the call is made, so nothing reads the process's
@@ -89,6 +93,7 @@ impl From<NativeRelayOptions> for RelayOptions {
             timeout_seconds: options.timeout_seconds,
             model: options.model,
             sandbox: options.sandbox,
+            schema: options.schema,
         }
     }
 }
@@ -103,6 +108,8 @@ impl From<NativeReviewOptions> for ReviewOptions {
             timeout_seconds: options.timeout_seconds,
             model: options.model,
             sandbox: options.sandbox,
+            schema: options.schema,
+            verdict: options.verdict.unwrap_or(false),
         }
     }
 }
@@ -211,6 +218,15 @@ pub fn git_diff_base(
 ) -> Result<String> {
     git::diff_against_base_blocking(&repo_path, &base, timeout_seconds)
         .map_err(|e| errors::relay_error(&e))
+}
+
+/// A verdict envelope checked as upstream's `parseVerdict` does, written back as compact JSON
+/// (the wrapper parses it); `ERR_SCHEMA` says what is wrong.
+#[napi]
+pub fn parse_verdict(text: String) -> Result<String> {
+    crate::verdict::parse(&text)
+        .map(|verdict| verdict.to_json())
+        .map_err(|message| errors::relay_error(&crate::errors::RelayError::Schema(message)))
 }
 
 /// Whether each built-in backend's CLI is on the PATH.

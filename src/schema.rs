@@ -1,0 +1,163 @@
+//! Structured output (SPEC 13): a JSON Schema given with a call is compiled once (a schema that
+//! is not one fails before anything runs), asked of the backend, and the answer is checked
+//! against it here, whatever the backend claims to enforce.
+
+use std::fmt;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::errors::RelayError;
+
+pub struct Schema {
+    /// Compact JSON: what the prompt and a schema file carry.
+    text: String,
+    value: Value,
+    validator: Validator,
+}
+
+impl fmt::Debug for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Schema").field(&self.text).finish()
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Schema {
+    /// `text` must be JSON and a JSON Schema this validator can compile (no remote `$ref`: the
+    /// relay fetches nothing).
+    pub fn parse(text: &str) -> Result<Schema, RelayError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| RelayError::Schema(format!("Invalid JSON Schema: not JSON: {e}")))?;
+        let validator = jsonschema::validator_for(&value)
+            .map_err(|e| RelayError::Schema(format!("Invalid JSON Schema: {e}")))?;
+        Ok(Schema {
+            text: value.to_string(),
+            value,
+            validator,
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// What the envelope ends with when a schema is asked for (upstream's words), for every
+    /// backend: those with a native mechanism get it too.
+    pub fn prompt_suffix(&self) -> String {
+        format!(
+            "\n\nRespond with JSON only. The response must match this JSON Schema exactly:\n{}",
+            self.text
+        )
+    }
+
+    /// The answer's JSON text (without a Markdown fence some models add), or the first place it
+    /// breaks the schema.
+    pub fn check(&self, answer: &str) -> Result<String, RelayError> {
+        let json = strip_json_fence(answer);
+        let instance: Value = serde_json::from_str(json)
+            .map_err(|e| RelayError::Schema(format!("Answer is not JSON: {e}")))?;
+        if let Err(error) = self.validator.validate(&instance) {
+            return Err(RelayError::Schema(format!(
+                "Answer does not match the schema at {}: {error}",
+                shown_path(&error.instance_path().to_string())
+            )));
+        }
+        Ok(json.to_string())
+    }
+}
+
+/// A JSON pointer as people read it: the root is `/`.
+pub fn shown_path(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "/"
+    } else {
+        pointer
+    }
+}
+
+/// The text inside a ```` ```json … ``` ```` fence that wraps the whole (trimmed) answer.
+pub fn strip_json_fence(text: &str) -> &str {
+    let trimmed = text.trim();
+    let Some(inner) = trimmed
+        .strip_prefix("```")
+        .and_then(|rest| rest.strip_suffix("```"))
+    else {
+        return trimmed;
+    };
+    let inner = inner.strip_prefix("json").unwrap_or(inner);
+    inner.trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = r#"{"type":"object","required":["answer"],"properties":{"answer":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}}}}"#;
+
+    fn message(result: Result<impl fmt::Debug, RelayError>) -> String {
+        match result {
+            Err(RelayError::Schema(message)) => message,
+            other => panic!("expected ERR_SCHEMA, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_schema() {
+        assert!(message(Schema::parse("{nope")).starts_with("Invalid JSON Schema: not JSON: "));
+        assert!(message(Schema::parse(r#"{"type":"no-such-type"}"#))
+            .starts_with("Invalid JSON Schema: "));
+        // Nothing is fetched: a remote reference cannot be resolved.
+        assert!(Schema::parse(r#"{"$ref":"https://example.com/s.json"}"#).is_err());
+        assert!(Schema::parse("true").is_ok());
+    }
+
+    #[test]
+    fn names_the_first_violation_by_its_path() {
+        let schema = Schema::parse(SCHEMA).expect("schema");
+        assert_eq!(
+            schema.check(r#" {"answer": 4} "#),
+            Ok(r#"{"answer": 4}"#.into())
+        );
+        assert_eq!(
+            message(schema.check(r#"{"answer":4,"items":["a",5]}"#)),
+            "Answer does not match the schema at /items/1: 5 is not of type \"string\""
+        );
+        assert_eq!(
+            message(schema.check("{}")),
+            "Answer does not match the schema at /: \"answer\" is a required property"
+        );
+        assert!(message(schema.check("four")).starts_with("Answer is not JSON: "));
+    }
+
+    #[test]
+    fn reads_an_answer_inside_a_json_fence() {
+        let schema = Schema::parse(SCHEMA).expect("schema");
+        assert_eq!(
+            schema.check("```json\n{\"answer\": 4}\n```"),
+            Ok("{\"answer\": 4}".into())
+        );
+        assert_eq!(
+            schema.check("```\n{\"answer\": 4}\n```"),
+            Ok("{\"answer\": 4}".into())
+        );
+    }
+
+    #[test]
+    fn asks_for_json_in_the_prompt() {
+        let schema = Schema::parse(r#"{ "type": "object" }"#).expect("schema");
+        assert_eq!(
+            schema.prompt_suffix(),
+            "\n\nRespond with JSON only. The response must match this JSON Schema exactly:\n{\"type\":\"object\"}"
+        );
+    }
+}
