@@ -321,8 +321,8 @@ export async function claudeEnv(target: ServerTarget): Promise<Record<string, st
 
 /**
  * A fresh HOME (with its XDG folders) for opencode and a config that defines one provider,
- * `fake` (`@ai-sdk/openai-compatible`, bundled in the binary), with one model, `fake-model`, at
- * `<url>/v1`, chosen as the default model. Returns the env vars to ADD: `HOME`, the four
+ * `fake` (`@ai-sdk/openai-compatible`, bundled in the binary), at `<url>/v1`, with two models:
+ * `fake-model`, the default, and `other-model`. Returns the env vars to ADD: `HOME`, the four
  * `XDG_*_HOME`, `OPENCODE_CONFIG_CONTENT` and `TMPDIR`, plus npm and bun registries on a dead
  * local port: opencode tries to npm-install `@opencode-ai/plugin` into its config folder at
  * first run, which must not reach the network in a test (offline it fails silently).
@@ -340,7 +340,7 @@ export async function opencodeEnv(target: ServerTarget): Promise<Record<string, 
         npm: '@ai-sdk/openai-compatible',
         name: 'Fake',
         options: { baseURL: `${target.url}/v1` },
-        models: { 'fake-model': { name: 'Fake model' } },
+        models: { 'fake-model': { name: 'Fake model' }, 'other-model': { name: 'Another fake model' } },
       },
     },
     model: FAKE_OPENCODE_MODEL,
