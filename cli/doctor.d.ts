@@ -25,8 +25,9 @@ export interface DoctorOptions {
     signal?: AbortSignal;
 }
 /**
- * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 export declare function doctor(options?: DoctorOptions): Promise<DoctorReport>;
 export declare function formatDoctor(report: DoctorReport): string;

@@ -59,8 +59,9 @@ function nonEmpty(value) {
     return value === undefined || value === '' ? undefined : value;
 }
 /**
- * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 async function doctor(options = {}) {
     const signal = options.signal ?? new AbortController().signal;

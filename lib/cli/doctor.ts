@@ -88,8 +88,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /**
- * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
   const signal = options.signal ?? new AbortController().signal
