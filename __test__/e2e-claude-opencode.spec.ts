@@ -334,7 +334,8 @@ describe('opencode 1.18.33 for real', () => {
 
   it('streams each text part when it is complete; the return value is relay()’s answer', async () => {
     // opencode prints a text part only once it is whole: a step before a tool call is a chunk
-    // of its own, well before the answer's step ends.
+    // of its own, well before the answer's step ends. The tool is `read`: `glob` and `grep` need
+    // ripgrep, which opencode would try to download from github.com.
     server.setTool({ name: 'read', input: { filePath: join(repo.path, 'a.txt') } })
     server.setAnswer(STREAM_ANSWER)
     server.setParts({ count: 4, gapMs: GAP_MS })
