@@ -91,6 +91,8 @@ export interface InstalledBackends {
   codex: boolean
   gemini: boolean
   ollama: boolean
+  claude: boolean
+  opencode: boolean
 }
 
 /** Why the relay gave up on an invocation: what `abortInvocation` receives. */

@@ -54,7 +54,7 @@ export declare function detectDefaultBranch(repoPath: string, options?: GitHelpe
  * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
  */
 export declare function gitDiffBase(repoPath: string, base: string, options?: GitHelperOptions): string;
-/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
 export declare function checkBackends(): Record<string, boolean>;
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 export declare function _resetRegistry(): void;

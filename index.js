@@ -10,7 +10,7 @@ exports.gitDiffBase = gitDiffBase;
 exports.checkBackends = checkBackends;
 exports._resetRegistry = _resetRegistry;
 /**
- * @phone-a-friend/relay: ask another coding agent (codex, gemini, ollama or your own backend)
+ * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
 const native_js_1 = require("./internal/native.js");
@@ -107,11 +107,11 @@ function gitDiffBase(repoPath, base, options) {
         throw (0, calls_js_1.fromNative)(error);
     }
 }
-/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
 function checkBackends() {
     return { ...native_js_1.binding.checkBackends() };
 }
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 function _resetRegistry() {
     (0, backends_js_2.resetRegistry)();
 }

@@ -165,6 +165,16 @@ describe('codex', () => {
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini' })).rejects.toThrow(
       'gemini CLI not found in PATH. Install it: npm install -g @google/gemini-cli',
     )
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'claude' })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_UNAVAILABLE',
+      message: 'claude CLI not found in PATH. Install it: npm install -g @anthropic-ai/claude-code',
+      backend: 'claude',
+    })
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'opencode' })).rejects.toMatchObject({
+      code: 'ERR_BACKEND_UNAVAILABLE',
+      message: 'opencode CLI not found in PATH. Install it: npm install -g opencode-ai',
+      backend: 'opencode',
+    })
   })
 
   it('a timeout kills the whole process group and leaves no temp folder', async () => {
@@ -281,6 +291,6 @@ describe('checkBackends', () => {
   it('reports which CLIs are on PATH', () => {
     expect(checkBackends()).toMatchObject({ codex: true, gemini: true })
     process.env.PATH = mkdtempSync(join(tmpdir(), 'paf-empty-'))
-    expect(checkBackends()).toEqual({ codex: false, gemini: false, ollama: false })
+    expect(checkBackends()).toEqual({ codex: false, gemini: false, ollama: false, claude: false, opencode: false })
   })
 })

@@ -381,12 +381,14 @@ describe('doctor and Ollama', () => {
     expect(result.stdout).toBe(
       '✗ codex   not found. Install it: npm install -g @openai/codex\n' +
         '✗ gemini  not found. Install it: npm install -g @google/gemini-cli\n' +
+        '✗ claude  not found. Install it: npm install -g @anthropic-ai/claude-code\n' +
+        '✗ opencode not found. Install it: npm install -g opencode-ai\n' +
         `✓ ollama  server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
         '          no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
     )
     const json = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path([]) })
     expect(json.code).toBe(0)
-    expect((JSON.parse(json.stdout) as { backends: unknown[] }).backends[2]).toEqual({
+    expect((JSON.parse(json.stdout) as { backends: unknown[] }).backends[4]).toEqual({
       name: 'ollama',
       ready: true,
       found: false,
@@ -417,6 +419,8 @@ describe('doctor and Ollama', () => {
     expect((JSON.parse(missing.stdout) as { backends: unknown[] }).backends).toEqual([
       { name: 'codex', ready: true, found: true, version: '9.9.9' },
       { name: 'gemini', ready: false, found: false, install: 'npm install -g @google/gemini-cli' },
+      { name: 'claude', ready: false, found: false, install: 'npm install -g @anthropic-ai/claude-code' },
+      { name: 'opencode', ready: false, found: false, install: 'npm install -g opencode-ai' },
       { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: `http://${host}` },
     ])
   })

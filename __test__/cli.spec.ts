@@ -164,6 +164,8 @@ describe('doctor, --version, --help', () => {
     expect(JSON.parse(json.stdout).backends).toEqual([
       { name: 'codex', ready: false, found: false, install: 'npm install -g @openai/codex' },
       { name: 'gemini', ready: false, found: false, install: 'npm install -g @google/gemini-cli' },
+      { name: 'claude', ready: false, found: false, install: 'npm install -g @anthropic-ai/claude-code' },
+      { name: 'opencode', ready: false, found: false, install: 'npm install -g opencode-ai' },
       { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: 'http://127.0.0.1:9' },
     ])
   })

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { _resetRegistry, parseVerdict, registerBackend, relay, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli'
-import { codexEnv, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server'
+import { claudeEnv, codexEnv, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server'
 import { TempRepo } from './support/git-repo'
 import { runCli } from './support/run-cli'
 
@@ -154,6 +154,15 @@ describe('the real CLIs', () => {
     await expect(relay({ prompt: 'Count', repoPath: repo.path, backend: 'gemini', schema: SCHEMA })).resolves.toBe('{"answer": 3, "tags": ["x"]}')
     const request = server.modelRequests().find((r) => r.protocol === 'gemini')
     expect(request?.prompt?.endsWith(SUFFIX)).toBe(true)
+  })
+
+  it('claude 2.1.330 gets it through --json-schema, and in the prompt', async () => {
+    Object.assign(process.env, await claudeEnv(server))
+    await expect(relay({ prompt: 'Count', repoPath: repo.path, backend: 'claude', schema: SCHEMA })).resolves.toBe('{"answer": 3, "tags": ["x"]}')
+    const request = server.modelRequests().find((r) => r.protocol === 'anthropic')
+    expect(request?.prompt?.endsWith(SUFFIX)).toBe(true)
+    // claude offers the model a StructuredOutput tool whose input schema is ours.
+    expect(JSON.stringify(request?.body)).toContain('StructuredOutput')
   })
 
   it('codex: a verdict review takes the generic path, its schema through --output-schema', async () => {

@@ -1,10 +1,10 @@
 export interface BackendReport {
     name: string;
-    /** A relay to it can run: codex and gemini when their CLI is on PATH, ollama when its server answers. */
+    /** A relay to it can run: a CLI backend when its CLI is on PATH, ollama when its server answers. */
     ready: boolean;
     /** Its CLI is on PATH (for ollama this is not needed: the relay talks to the server). */
     found: boolean;
-    /** The last line of `<cli> --version` (codex, gemini). */
+    /** The last line of `<cli> --version` (the CLI backends). */
     version?: string;
     /** Where to get it, when it is not ready. */
     install?: string;
@@ -25,8 +25,9 @@ export interface DoctorOptions {
     signal?: AbortSignal;
 }
 /**
- * What is ready. codex and gemini need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 export declare function doctor(options?: DoctorOptions): Promise<DoctorReport>;
 export declare function formatDoctor(report: DoctorReport): string;

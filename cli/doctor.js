@@ -8,7 +8,11 @@ const INSTALL = {
     codex: 'npm install -g @openai/codex',
     gemini: 'npm install -g @google/gemini-cli',
     ollama: 'https://ollama.com/download',
+    claude: 'npm install -g @anthropic-ai/claude-code',
+    opencode: 'npm install -g opencode-ai',
 };
+/** The built-in backends that run a CLI, in the order `doctor` lists them (ollama comes last). */
+const CLIS = ['codex', 'gemini', 'claude', 'opencode'];
 /** How long the Ollama server has to answer `GET /api/tags`. */
 const PROBE_MS = 3_000;
 /** At most this many of the server's models are named in the text report. */
@@ -55,15 +59,16 @@ function nonEmpty(value) {
     return value === undefined || value === '' ? undefined : value;
 }
 /**
- * What is ready. codex and gemini need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 async function doctor(options = {}) {
     const signal = options.signal ?? new AbortController().signal;
     const installed = native_js_1.binding.checkBackends();
     const host = native_js_1.binding.ollamaBaseUrl(process.env.OLLAMA_HOST);
     const model = nonEmpty(options.model) ?? nonEmpty(process.env.OLLAMA_MODEL);
-    const clis = ['codex', 'gemini'].map(async (name) => {
+    const clis = CLIS.map(async (name) => {
         if (!installed[name])
             return { name, ready: false, found: false, install: INSTALL[name] };
         return { name, ready: true, found: true, version: await versionOf(name, signal) };

@@ -4,7 +4,8 @@ exports.COMMAND_HELP = exports.HELP = exports.USAGE_LINE = void 0;
 exports.USAGE_LINE = 'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--schema <file|json>] [--verdict] [--dry-run] [--no-stream] [--json]';
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
-  -t, --to <backend>       codex, gemini, ollama        (env PHONE_A_FRIEND_BACKEND, default codex)
+  -t, --to <backend>       codex, gemini, claude, opencode, ollama
+                                                        (env PHONE_A_FRIEND_BACKEND, default codex)
   -r, --repo <dir>         Repository to work in        (default: the current directory)
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
@@ -59,7 +60,8 @@ const DOCTOR_HELP = `phone-a-friend doctor: which backends are ready, and how to
 
 Usage: phone-a-friend doctor [--model <m>] [--json]
 
-  codex, gemini   Ready when their CLI is on PATH (its version is shown).
+  codex, gemini, claude, opencode
+                  Ready when their CLI is on PATH (its version is shown).
   ollama          Ready when its server answers GET <host>/api/tags, whether or not the
                   ollama binary is installed; the host comes from OLLAMA_HOST (default
                   http://localhost:11434). Says when no model is set: Ollama needs one.

@@ -53,5 +53,5 @@ export interface Backend {
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export declare function registerBackend(backend: Backend): void;
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 export declare function resetRegistry(): void;

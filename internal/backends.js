@@ -147,7 +147,7 @@ function registerBackend(backend) {
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
     native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, name, call));
 }
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 function resetRegistry() {
     native_js_1.binding.resetRegistry(native_js_1.scope);
 }

@@ -1,5 +1,5 @@
 /**
- * @phone-a-friend/relay: ask another coding agent (codex, gemini, ollama or your own backend)
+ * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
 import { binding } from './internal/native.js'
@@ -123,12 +123,12 @@ export function gitDiffBase(repoPath: string, base: string, options?: GitHelperO
   }
 }
 
-/** Whether the `codex`, `gemini` and `ollama` CLIs are on this process's PATH. Synchronous. */
+/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
 export function checkBackends(): Record<string, boolean> {
   return { ...binding.checkBackends() }
 }
 
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 export function _resetRegistry(): void {
   resetRegistry()
 }

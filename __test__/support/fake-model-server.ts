@@ -6,6 +6,14 @@
  * - gemini (`@google/gemini-cli` 0.61): `POST /v1beta/models/<m>:streamGenerateContent?alt=sse`
  *   (SSE of GenerateContentResponse JSON), plus `:generateContent`, `:countTokens` and model listing.
  * - Ollama: `POST /api/chat` (non-streaming JSON, NDJSON when `stream` is not false), `GET /api/tags`.
+ * - claude (`@anthropic-ai/claude-code` 2.1.330): `POST /v1/messages?beta=true`, answered as an
+ *   Anthropic Messages SSE stream (`message_start` … `message_stop`), JSON when `stream` is false.
+ * - opencode (`opencode-ai` 1.18.33, provider `@ai-sdk/openai-compatible`): `POST /v1/chat/completions`,
+ *   answered as OpenAI chat-completion chunks (`data: {…}` lines, then `data: [DONE]`).
+ *
+ * A tool call can be scripted (`setTool`): a model request that offers that tool and carries no
+ * tool result yet is answered with a short text and a call of it; the request that brings the
+ * result back gets the answer. BACKENDS-2.md describes both wire formats.
  *
  * Every request is recorded in `requests` (model requests with the prompt they carried). Anything
  * else is answered with a 404 JSON error and recorded as `other`, so an unexpected call shows up.
@@ -24,7 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
-export type RecordedProtocol = 'codex' | 'gemini' | 'ollama-chat' | 'ollama-tags' | 'other';
+export type RecordedProtocol = 'codex' | 'gemini' | 'ollama-chat' | 'ollama-tags' | 'anthropic' | 'openai-chat' | 'other';
 
 export interface RecordedRequest {
   protocol: RecordedProtocol;
@@ -38,10 +46,16 @@ export interface RecordedRequest {
    *   BEFORE the prompt, so the last one is the prompt, whole. All user texts are in `userTexts`.
    * - gemini: the text of the last part of the last `contents` entry.
    * - ollama: `messages[last].content`.
+   * - anthropic: the last user text block that is not claude's own `<system-reminder>`.
+   * - openai-chat: the content of the last `role: "user"` message.
    */
   prompt: string | null;
-  /** codex only: the text of every `role: "user"` item of `input[]`, in order. Else `[]`. */
+  /** codex and anthropic: the text of every user item or text block, in order. Else `[]`. */
   userTexts: string[];
+  /** anthropic and openai-chat: the names of the tools the request offered the model. */
+  tools: string[];
+  /** anthropic and openai-chat: the tool results the request brings back, as text. */
+  toolResults: string[];
   /** Parsed JSON body; the raw text when it is not JSON; `null` when empty. */
   body: unknown;
   headers: Record<string, string | string[] | undefined>;
@@ -71,6 +85,18 @@ export interface FakeParts {
   gapMs: number;
 }
 
+/**
+ * A tool call the model makes (anthropic and openai-chat only), e.g. claude's
+ * `{ name: 'Write', input: { file_path, content } }` or opencode's `{ name: 'bash', input: { command, description } }`.
+ */
+export interface FakeToolCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** The text the model says before its scripted tool call. */
+export const TOOL_PREAMBLE = 'Calling the tool.';
+
 /** An HTTP error for model requests, sent in each protocol's own error shape. */
 export interface FakeFailure {
   status: number;
@@ -82,7 +108,7 @@ export interface FakeModelServer {
   url: string;
   port: number;
   requests: RecordedRequest[];
-  /** Model requests only (codex, gemini streaming/non-streaming content calls, ollama-chat). */
+  /** Model requests only (codex, gemini content calls, ollama-chat, anthropic, openai-chat). */
   modelRequests(): RecordedRequest[];
   setAnswer(text: string): void;
   setDelay(ms: number): void;
@@ -90,6 +116,8 @@ export interface FakeModelServer {
   setParts(parts: FakeParts): void;
   /** From now on, answer model requests with this HTTP error (`null`: answer normally again). */
   setFailure(failure: FakeFailure | null): void;
+  /** From now on, make this tool call once per conversation where it is offered (`null`: none). */
+  setTool(call: FakeToolCall | null): void;
   /**
    * Stops listening, cuts open connections, removes the temp homes made for this server and
    * those made for a bare `{ url }` target.
@@ -267,6 +295,73 @@ export async function geminiEnv(
   };
 }
 
+/** The provider and model `opencodeEnv` configures: what `model: 'fake/fake-model'` names. */
+export const FAKE_OPENCODE_MODEL = 'fake/fake-model';
+
+/**
+ * A fresh HOME for claude that sends it to `target` (`<url>/v1/messages`). Returns the env vars
+ * to ADD: `HOME`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY` (any value: no login, no approval
+ * prompt in `-p`), `TMPDIR` (a sibling folder) and `NO_COLOR`. The backend itself turns off
+ * claude's non-essential traffic (update checks, telemetry, `HEAD /api/hello`, DNS look-ups).
+ */
+export async function claudeEnv(target: ServerTarget): Promise<Record<string, string>> {
+  const root = await makeTempHome(target, 'fake-claude-');
+  const home = join(root, 'home');
+  const tmp = join(root, 'tmp');
+  await mkdir(home);
+  await mkdir(tmp);
+  return {
+    HOME: home,
+    ANTHROPIC_BASE_URL: target.url,
+    ANTHROPIC_API_KEY: 'fake-anthropic-api-key',
+    NO_COLOR: '1',
+    TMPDIR: tmp,
+  };
+}
+
+/**
+ * A fresh HOME (with its XDG folders) for opencode and a config that defines one provider,
+ * `fake` (`@ai-sdk/openai-compatible`, bundled in the binary), at `<url>/v1`, with two models:
+ * `fake-model`, the default, and `other-model`. Returns the env vars to ADD: `HOME`, the four
+ * `XDG_*_HOME`, `OPENCODE_CONFIG_CONTENT` and `TMPDIR`, plus npm and bun registries on a dead
+ * local port: opencode tries to npm-install `@opencode-ai/plugin` into its config folder at
+ * first run, which must not reach the network in a test (offline it fails silently).
+ */
+export async function opencodeEnv(target: ServerTarget): Promise<Record<string, string>> {
+  const root = await makeTempHome(target, 'fake-opencode-');
+  const home = join(root, 'home');
+  const tmp = join(root, 'tmp');
+  await mkdir(home);
+  await mkdir(tmp);
+  const config = {
+    $schema: 'https://opencode.ai/config.json',
+    provider: {
+      fake: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Fake',
+        options: { baseURL: `${target.url}/v1` },
+        models: { 'fake-model': { name: 'Fake model' }, 'other-model': { name: 'Another fake model' } },
+      },
+    },
+    model: FAKE_OPENCODE_MODEL,
+    autoupdate: false,
+    share: 'disabled',
+  };
+  const noRegistry = 'http://127.0.0.1:9/';
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+    npm_config_registry: noRegistry,
+    BUN_CONFIG_REGISTRY: noRegistry,
+    NO_COLOR: '1',
+    TMPDIR: tmp,
+  };
+}
+
 /** A `http://127.0.0.1:<port>` URL nothing listens on (a port just released by the OS). */
 export async function deadServerUrl(): Promise<string> {
   const probe = createServer();
@@ -350,6 +445,56 @@ function codexUserTexts(body: unknown): string[] {
 
 function geminiPrompt(body: unknown): string | null {
   return stringField(lastOf(lastOf(body, 'contents'), 'parts'), 'text');
+}
+
+/** An Anthropic message's content as blocks (a string is one text block). */
+function anthropicBlocks(content: unknown): unknown[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? (content as unknown[]) : [];
+}
+
+function anthropicUserTexts(body: unknown): string[] {
+  const messages = field(body, 'messages');
+  if (!Array.isArray(messages)) return [];
+  return (messages as unknown[])
+    .filter((message) => field(message, 'role') === 'user')
+    .flatMap((message) => anthropicBlocks(field(message, 'content')))
+    .filter((block) => field(block, 'type') === 'text')
+    .map((block) => stringField(block, 'text') ?? '')
+    .filter((text) => !text.startsWith('<system-reminder>'));
+}
+
+function anthropicToolResults(body: unknown): string[] {
+  const messages = field(body, 'messages');
+  if (!Array.isArray(messages)) return [];
+  return (messages as unknown[])
+    .flatMap((message) => anthropicBlocks(field(message, 'content')))
+    .filter((block) => field(block, 'type') === 'tool_result')
+    .map((block) => contentText(field(block, 'content')));
+}
+
+/** The names of the tools offered: Anthropic `tools[].name`, OpenAI `tools[].function.name`. */
+function toolNames(body: unknown): string[] {
+  const tools = field(body, 'tools');
+  if (!Array.isArray(tools)) return [];
+  return (tools as unknown[])
+    .map((tool) => stringField(tool, 'name') ?? stringField(field(tool, 'function'), 'name'))
+    .filter((name): name is string => name !== null);
+}
+
+function openAiPrompt(body: unknown): string | null {
+  const messages = field(body, 'messages');
+  if (!Array.isArray(messages)) return null;
+  const user = (messages as unknown[]).filter((message) => field(message, 'role') === 'user').at(-1);
+  return user === undefined ? null : contentText(field(user, 'content'));
+}
+
+function openAiToolResults(body: unknown): string[] {
+  const messages = field(body, 'messages');
+  if (!Array.isArray(messages)) return [];
+  return (messages as unknown[])
+    .filter((message) => field(message, 'role') === 'tool')
+    .map((message) => contentText(field(message, 'content')));
 }
 
 function ollamaPrompt(body: unknown): string | null {
@@ -495,6 +640,76 @@ function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): voi
   res.end(`${JSON.stringify({ ...done, message: { role: 'assistant', content: '' } })}\n`);
 }
 
+/** What one model turn says: text pieces (sent `gapMs` apart), then maybe a tool call. */
+interface Turn {
+  pieces: string[];
+  gapMs: number;
+  tool: FakeToolCall | null;
+}
+
+function sendAnthropic(res: ServerResponse, body: unknown, seq: number, turn: Turn, pace: Pace): void {
+  const model = stringField(body, 'model') ?? 'claude-fake';
+  const id = `msg_fake_${seq}`;
+  const usage = { input_tokens: 10, output_tokens: 5 };
+  const toolId = `toolu_fake_${seq}`;
+  const text = turn.pieces.join('');
+  if (field(body, 'stream') !== true) {
+    const content: Json[] = [{ type: 'text', text }];
+    if (turn.tool) content.push({ type: 'tool_use', id: toolId, name: turn.tool.name, input: turn.tool.input });
+    sendJson(res, 200, {
+      id, type: 'message', role: 'assistant', model, content,
+      stop_reason: turn.tool ? 'tool_use' : 'end_turn', stop_sequence: null, usage,
+    });
+    return;
+  }
+  const sse = (event: Json): string => `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`;
+  const start =
+    sse({
+      type: 'message_start',
+      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage },
+    }) + sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  const events = turn.pieces.map((piece) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }));
+  let end = sse({ type: 'content_block_stop', index: 0 });
+  if (turn.tool) {
+    end +=
+      sse({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: toolId, name: turn.tool.name, input: {} } }) +
+      sse({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: JSON.stringify(turn.tool.input) } }) +
+      sse({ type: 'content_block_stop', index: 1 });
+  }
+  end +=
+    sse({ type: 'message_delta', delta: { stop_reason: turn.tool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }) +
+    sse({ type: 'message_stop' });
+  events[0] = start + events[0];
+  events[events.length - 1] += end;
+  startSse(res);
+  pace(res, events, turn.gapMs);
+}
+
+function sendOpenAiChat(res: ServerResponse, body: unknown, seq: number, turn: Turn, pace: Pace): void {
+  const model = stringField(body, 'model') ?? 'fake-model';
+  const id = `chatcmpl-fake-${seq}`;
+  const created = Math.floor(Date.now() / 1000);
+  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const finish = turn.tool ? 'tool_calls' : 'stop';
+  const toolCall = turn.tool
+    ? { id: `call_fake_${seq}`, type: 'function', function: { name: turn.tool.name, arguments: JSON.stringify(turn.tool.input) } }
+    : null;
+  if (field(body, 'stream') !== true) {
+    const message = { role: 'assistant', content: turn.pieces.join(''), ...(toolCall ? { tool_calls: [toolCall] } : {}) };
+    sendJson(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+    return;
+  }
+  const chunk = (delta: Json, finishReason: string | null = null, extra: Json = {}): string =>
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
+  const events = turn.pieces.map((piece) => chunk({ content: piece }));
+  events[0] = chunk({ role: 'assistant', content: '' }) + events[0];
+  let end = toolCall ? chunk({ tool_calls: [{ index: 0, ...toolCall }] }) : '';
+  end += chunk({}, finish, { usage }) + 'data: [DONE]\n\n';
+  events[events.length - 1] += end;
+  startSse(res);
+  pace(res, events, turn.gapMs);
+}
+
 const GOOGLE_STATUS: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
@@ -508,6 +723,12 @@ const GOOGLE_STATUS: Record<number, string> = {
 function sendFailure(res: ServerResponse, protocol: RecordedProtocol, failure: FakeFailure): void {
   const message = failure.message ?? `fake model server error ${failure.status}`;
   if (protocol === 'codex') {
+    const type = failure.status >= 500 ? 'server_error' : 'invalid_request_error';
+    sendJson(res, failure.status, { error: { message, type, param: null, code: null } });
+  } else if (protocol === 'anthropic') {
+    const type = failure.status >= 500 ? 'api_error' : failure.status === 401 ? 'authentication_error' : 'invalid_request_error';
+    sendJson(res, failure.status, { type: 'error', error: { type, message } });
+  } else if (protocol === 'openai-chat') {
     const type = failure.status >= 500 ? 'server_error' : 'invalid_request_error';
     sendJson(res, failure.status, { error: { message, type, param: null, code: null } });
   } else if (protocol === 'gemini') {
@@ -530,6 +751,7 @@ export async function startFakeModelServer(
   let delayMs = opts.delayMs ?? 0;
   let failure = opts.failure ?? null;
   let parts: FakeParts = opts.parts ?? { count: 1, gapMs: 0 };
+  let tool: FakeToolCall | null = null;
   let seq = 0;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -580,8 +802,14 @@ export async function startFakeModelServer(
     const pathname = new URL(path, 'http://x').pathname;
     const raw = await readBody(req);
     const body = parseBody(raw, req.headers['content-encoding']);
-    const record = (protocol: RecordedProtocol, prompt: string | null, userTexts: string[] = []) =>
-      requests.push({ protocol, method, path, prompt, userTexts, body, headers: { ...req.headers } });
+    const record = (protocol: RecordedProtocol, prompt: string | null, userTexts: string[] = [], toolResults: string[] = []) =>
+      requests.push({ protocol, method, path, prompt, userTexts, tools: toolNames(body), toolResults, body, headers: { ...req.headers } });
+    /** The scripted tool call when it is offered and has not been answered yet, else the answer. */
+    const turn = (toolResults: string[]): Turn => {
+      const call = tool !== null && toolResults.length === 0 && toolNames(body).includes(tool.name) ? tool : null;
+      if (call) return { pieces: [TOOL_PREAMBLE], gapMs: 0, tool: call };
+      return { pieces: splitAnswer(answer, parts.count), gapMs: parts.gapMs, tool: null };
+    };
     seq += 1;
     const n = seq;
 
@@ -629,6 +857,28 @@ export async function startFakeModelServer(
       return;
     }
 
+    // claude: Anthropic Messages API
+    if (method === 'POST' && /^(?:\/v1)?\/messages$/.test(pathname)) {
+      const userTexts = anthropicUserTexts(body);
+      const results = anthropicToolResults(body);
+      record('anthropic', userTexts.at(-1) ?? null, userTexts, results);
+      answerModel(res, 'anthropic', () => sendAnthropic(res, body, n, turn(results), pace));
+      return;
+    }
+    if (method === 'POST' && /^(?:\/v1)?\/messages\/count_tokens$/.test(pathname)) {
+      record('other', null);
+      sendJson(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
+      return;
+    }
+
+    // opencode: OpenAI chat completions
+    if (method === 'POST' && /^(?:\/v1)?\/chat\/completions$/.test(pathname)) {
+      const results = openAiToolResults(body);
+      record('openai-chat', openAiPrompt(body), [], results);
+      answerModel(res, 'openai-chat', () => sendOpenAiChat(res, body, n, turn(results), pace));
+      return;
+    }
+
     // Ollama
     if (method === 'POST' && pathname === '/api/chat') {
       record('ollama-chat', ollamaPrompt(body));
@@ -672,7 +922,7 @@ export async function startFakeModelServer(
     port,
     requests,
     modelRequests: () =>
-      requests.filter((r) => r.protocol === 'codex' || r.protocol === 'gemini' || r.protocol === 'ollama-chat'),
+      requests.filter((r) => ['codex', 'gemini', 'ollama-chat', 'anthropic', 'openai-chat'].includes(r.protocol)),
     setAnswer: (text) => {
       answer = text;
     },
@@ -684,6 +934,9 @@ export async function startFakeModelServer(
     },
     setFailure: (next) => {
       failure = next;
+    },
+    setTool: (next) => {
+      tool = next;
     },
     close: async () => {
       for (const timer of timers) clearTimeout(timer);

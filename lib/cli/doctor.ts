@@ -5,7 +5,12 @@ const INSTALL: Record<string, string> = {
   codex: 'npm install -g @openai/codex',
   gemini: 'npm install -g @google/gemini-cli',
   ollama: 'https://ollama.com/download',
+  claude: 'npm install -g @anthropic-ai/claude-code',
+  opencode: 'npm install -g opencode-ai',
 }
+
+/** The built-in backends that run a CLI, in the order `doctor` lists them (ollama comes last). */
+const CLIS = ['codex', 'gemini', 'claude', 'opencode']
 
 /** How long the Ollama server has to answer `GET /api/tags`. */
 const PROBE_MS = 3_000
@@ -14,11 +19,11 @@ const MODELS_SHOWN = 5
 
 export interface BackendReport {
   name: string
-  /** A relay to it can run: codex and gemini when their CLI is on PATH, ollama when its server answers. */
+  /** A relay to it can run: a CLI backend when its CLI is on PATH, ollama when its server answers. */
   ready: boolean
   /** Its CLI is on PATH (for ollama this is not needed: the relay talks to the server). */
   found: boolean
-  /** The last line of `<cli> --version` (codex, gemini). */
+  /** The last line of `<cli> --version` (the CLI backends). */
   version?: string
   /** Where to get it, when it is not ready. */
   install?: string
@@ -83,15 +88,16 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /**
- * What is ready. codex and gemini need their CLI on PATH. ollama needs its server to answer at
- * OLLAMA_HOST, whether or not the `ollama` binary is installed here (the relay only talks HTTP).
+ * What is ready. codex, gemini, claude and opencode need their CLI on PATH. ollama needs its
+ * server to answer at OLLAMA_HOST, whether or not the `ollama` binary is installed here (the
+ * relay only talks HTTP).
  */
 export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
   const signal = options.signal ?? new AbortController().signal
   const installed = binding.checkBackends() as unknown as Record<string, boolean>
   const host = binding.ollamaBaseUrl(process.env.OLLAMA_HOST)
   const model = nonEmpty(options.model) ?? nonEmpty(process.env.OLLAMA_MODEL)
-  const clis = ['codex', 'gemini'].map(async (name): Promise<BackendReport> => {
+  const clis = CLIS.map(async (name): Promise<BackendReport> => {
     if (!installed[name]) return { name, ready: false, found: false, install: INSTALL[name] }
     return { name, ready: true, found: true, version: await versionOf(name, signal) }
   })

@@ -192,7 +192,7 @@ export function registerBackend(backend: Backend): void {
   binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, name, call))
 }
 
-/** Drops every backend registered from JS and restores the three built-ins. */
+/** Drops every backend registered from JS and restores the five built-ins. */
 export function resetRegistry(): void {
   binding.resetRegistry(scope)
 }

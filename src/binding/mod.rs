@@ -235,17 +235,22 @@ pub struct InstalledBackends {
     pub codex: bool,
     pub gemini: bool,
     pub ollama: bool,
+    pub claude: bool,
+    pub opencode: bool,
 }
 
 /// Synchronous: looks the CLIs up on this process's PATH.
 #[napi]
 pub fn check_backends() -> InstalledBackends {
     let env = caller_env(None, None);
-    let [(_, codex), (_, gemini), (_, ollama)] = crate::backends::installed_clis(&env);
+    let [(_, codex), (_, gemini), (_, ollama), (_, claude), (_, opencode)] =
+        crate::backends::installed_clis(&env);
     InstalledBackends {
         codex,
         gemini,
         ollama,
+        claude,
+        opencode,
     }
 }
 

@@ -1,0 +1,553 @@
+//! The claude CLI (Claude Code, BACKENDS-2.md): `claude -p` with the envelope on stdin, cwd = the
+//! repository (also named with `--add-dir`), the sandbox mode as a tool policy, no session kept.
+//!
+//! When somebody streams, `--output-format stream-json --verbose --include-partial-messages`
+//! prints one JSON event per line: the model's text arrives in `stream_event` lines holding the
+//! raw Anthropic `content_block_delta` events, and goes to the stream as it comes, each assistant
+//! message after the first preceded by a blank line. Otherwise `--output-format json` prints just
+//! the last of those lines. Either way the answer is that last line, the `result` event: its
+//! `result` text (the last assistant message), or a failure when `is_error` is set.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::all_sandbox_modes;
+use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use crate::backend::{
+    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Env, Plan, ReviewRequest,
+    RunRequest,
+};
+use crate::bounded_text::{measure, Measured};
+use crate::errors::BackendFailureKind;
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::lines::StdoutLine;
+use crate::subprocess::{ProcessSpec, StdinSource};
+use crate::text::{is_js_whitespace, js_trim};
+
+const CLAUDE: CliLabel<'static> = CliLabel {
+    program: "claude",
+    command: "claude",
+    install_hint: "npm install -g @anthropic-ai/claude-code",
+};
+
+/// The tools a read-only run is offered: reading and searching only (no shell, no writes, no
+/// web). `--tools` decides what the model is offered at all; the same list in `--allowedTools`
+/// lets them run without a permission prompt, which `-p` cannot answer.
+const READ_TOOLS: &str = "Read,Grep,Glob";
+/// `workspace-write` also offers the file-editing tools (no shell, no web).
+const WRITE_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
+
+/// Variables that tell claude it runs inside another Claude Code session (upstream's host guard;
+/// 2.1.330 no longer refuses to start on them, so removing them only keeps the child clean).
+const HOST_SESSION_VARS: [&str; 2] = ["CLAUDECODE", "CLAUDE_CODE_SESSION"];
+
+/// Largest schema passed with `--json-schema` (Linux caps one argument at 128 KiB).
+const MAX_SCHEMA_ARGUMENT_BYTES: usize = 64 * 1024;
+
+/// claude's own default: 10 retries after the first attempt.
+const DEFAULT_MAX_RETRIES: u32 = 10;
+
+/// claude's flags for a sandbox mode. A tool policy, not an OS sandbox:
+/// - `read-only`: only the read tools are offered.
+/// - `workspace-write`: Edit and Write are offered too, under `acceptEdits`, which accepts an
+///   edit inside the working folders (the cwd and `--add-dir`: the repository) and refuses one
+///   outside (pre-approving Edit/Write through `--allowedTools` would let them write anywhere).
+/// - `danger-full-access`: every tool, no permission checks. claude refuses this as root
+///   ("--dangerously-skip-permissions cannot be used with root/sudo privileges …"): its own
+///   error is passed on.
+///
+/// Anything unknown gets the safest mode.
+fn sandbox_args(sandbox: &str) -> Vec<&'static str> {
+    match sandbox {
+        "danger-full-access" => vec!["--dangerously-skip-permissions"],
+        "workspace-write" => vec![
+            "--tools",
+            WRITE_TOOLS,
+            "--allowedTools",
+            READ_TOOLS,
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        _ => vec!["--tools", READ_TOOLS, "--allowedTools", READ_TOOLS],
+    }
+}
+
+/// How many retries claude may make so that, against a dead or failing server, its backoff
+/// (0.5 s doubling up to 32 s, plus up to 25 % jitter: measured 0.6, 1.2, 2.4, 4.5, 8.4, 19,
+/// 39 … s) spends at most half of `remaining`: it then reports its own error (`Connection
+/// refused`, `500 …`) before the deadline instead of being killed by it. Never more than
+/// claude's default, nor than the caller's own `CLAUDE_CODE_MAX_RETRIES`.
+fn max_retries(remaining: Duration, callers: Option<&str>) -> u32 {
+    let budget = remaining.as_secs_f64() / 2.0;
+    let mut spent = 0.0;
+    let mut retries = 0;
+    while retries < DEFAULT_MAX_RETRIES {
+        let backoff = (0.5 * 2f64.powi(retries as i32)).min(32.0) * 1.25;
+        if spent + backoff > budget {
+            break;
+        }
+        spent += backoff;
+        retries += 1;
+    }
+    match callers.and_then(|value| value.trim().parse::<u32>().ok()) {
+        Some(theirs) => retries.min(theirs),
+        None => retries,
+    }
+}
+
+/// The child's environment: the relay's, without the host-session variables, with claude's
+/// retries bounded by the deadline and its non-essential traffic (update checks, telemetry,
+/// error reports, the `HEAD /api/hello` probe and its DNS look-ups) turned off.
+fn child_env(mut env: Env, remaining: Duration) -> Env {
+    for name in HOST_SESSION_VARS {
+        env.remove(name);
+    }
+    let retries = max_retries(
+        remaining,
+        env.get("CLAUDE_CODE_MAX_RETRIES").map(String::as_str),
+    );
+    env.insert("CLAUDE_CODE_MAX_RETRIES".into(), retries.to_string());
+    env.insert(
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+        "1".into(),
+    );
+    env
+}
+
+/// What the `result` event said.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// The answer: `result`, trimmed and measured.
+    Answer(Measured),
+    /// `is_error`: claude's own words for the failure.
+    Failed(String),
+}
+
+/// What claude's events said, read line by line.
+#[derive(Debug, Default)]
+struct ClaudeEvents {
+    /// Whether any line was a JSON event (else stdout is plain text).
+    saw_events: bool,
+    /// The `result` event, claude's last line.
+    outcome: Option<Outcome>,
+    /// The longest JSON line too long to read. If the `result` event never came whole, it was
+    /// this one: an answer past the limit (its length, JSON included, bounds its text).
+    longest_cut: u64,
+    /// Assistant messages whose text has begun in the stream.
+    messages: usize,
+    /// Whether the current message has streamed text that is not whitespace (the stream skips
+    /// each message's leading whitespace, as the answer is trimmed).
+    message_has_text: bool,
+}
+
+impl EventParser for ClaudeEvents {
+    fn line(&mut self, line: StdoutLine) -> Option<String> {
+        if line.cut {
+            // claude does not write `type` first, so a cut line cannot be told by its start.
+            if line.text.starts_with('{') {
+                self.longest_cut = self.longest_cut.max(line.len);
+            }
+            return None;
+        }
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(&line.text) else {
+            return None;
+        };
+        let kind = event.get("type").and_then(Value::as_str)?;
+        self.saw_events = true;
+        match kind {
+            "stream_event" => {
+                // A subagent's messages carry the tool call that started it: not the answer.
+                if !event.get("parent_tool_use_id").is_none_or(Value::is_null) {
+                    return None;
+                }
+                self.stream_event(event.get("event")?)
+            }
+            "result" => {
+                self.outcome = Some(outcome(&event));
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+impl ClaudeEvents {
+    /// One raw Anthropic SSE event: a new message, or a piece of its text.
+    fn stream_event(&mut self, event: &Value) -> Option<String> {
+        match event.get("type").and_then(Value::as_str)? {
+            "message_start" => {
+                self.message_has_text = false;
+                None
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta")?;
+                if delta.get("type").and_then(Value::as_str) != Some("text_delta") {
+                    return None;
+                }
+                let text = delta.get("text").and_then(Value::as_str)?;
+                if self.message_has_text {
+                    return (!text.is_empty()).then(|| text.to_string());
+                }
+                let text = text.trim_start_matches(is_js_whitespace);
+                if text.is_empty() {
+                    return None;
+                }
+                self.message_has_text = true;
+                self.messages += 1;
+                Some(if self.messages == 1 {
+                    text.to_string()
+                } else {
+                    format!("\n\n{text}")
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The `result` event's answer or failure.
+fn outcome(event: &Map<String, Value>) -> Outcome {
+    let result = event.get("result").and_then(Value::as_str).unwrap_or("");
+    if event.get("is_error").and_then(Value::as_bool) != Some(true) {
+        return Outcome::Answer(measure(result.as_bytes(), MAX_OUTPUT_BYTES));
+    }
+    let result = js_trim(result);
+    if !result.is_empty() {
+        return Outcome::Failed(result.to_string());
+    }
+    // e.g. `error_max_turns`: `errors: ["Reached maximum number of turns (1)"]`.
+    let errors: Vec<&str> = event
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|errors| errors.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !errors.is_empty() {
+        return Outcome::Failed(errors.join("; "));
+    }
+    let subtype = event.get("subtype").and_then(Value::as_str).unwrap_or("");
+    Outcome::Failed(format!("claude failed ({subtype})"))
+}
+
+pub struct Claude {
+    allowed_sandboxes: Vec<String>,
+}
+
+impl Default for Claude {
+    fn default() -> Self {
+        Claude {
+            // Each mode is enforced by claude's tool policy (see `sandbox_args`).
+            allowed_sandboxes: all_sandbox_modes(),
+        }
+    }
+}
+
+fn args(request: &RunRequest) -> Vec<OsString> {
+    // `-p` without a prompt reads the prompt from stdin to its end: no argv limit, and a
+    // prompt starting with `-` cannot be taken for a flag.
+    let mut args: Vec<OsString> = vec!["-p".into(), "--output-format".into()];
+    if request.chunks.is_streaming() {
+        args.extend(["stream-json", "--verbose", "--include-partial-messages"].map(OsString::from));
+    } else {
+        args.push("json".into());
+    }
+    args.extend(["--add-dir".into(), request.repo_path.clone().into()]);
+    if let Some(model) = named_model(&request.model) {
+        // One argument: a model name starting with `-` stays a value.
+        args.push(format!("--model={model}").into());
+    }
+    // claude's structured output (a `StructuredOutput` tool it makes the model call). In argv,
+    // so only a schema well under the 128 KiB argument limit; the prompt carries it anyway.
+    if let Some(schema) = request
+        .schema
+        .as_deref()
+        .filter(|schema| schema.text().len() <= MAX_SCHEMA_ARGUMENT_BYTES)
+    {
+        args.extend(["--json-schema".into(), schema.text().into()]);
+    }
+    args.extend(
+        sandbox_args(&request.sandbox)
+            .into_iter()
+            .map(OsString::from),
+    );
+    args.extend(
+        [
+            // The envelope is a prompt, never a command.
+            "--disable-slash-commands",
+            // No subagents: their tools would escape the policy above.
+            "--disallowedTools",
+            "Task",
+            // Nothing written to ~/.claude/projects for a one-off relay.
+            "--no-session-persistence",
+        ]
+        .map(OsString::from),
+    );
+    args
+}
+
+impl Backend for Claude {
+    fn name(&self) -> &str {
+        "claude"
+    }
+
+    fn allowed_sandboxes(&self) -> &[String] {
+        &self.allowed_sandboxes
+    }
+
+    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
+        Box::pin(async move {
+            let program = CLAUDE.locate(&request.env)?;
+            let remaining = request.deadline.remaining();
+            let spec = ProcessSpec {
+                program,
+                args: args(&request),
+                cwd: request.repo_path.into(),
+                env: child_env(request.env, remaining),
+                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
+                timeout: remaining,
+                output_limit: MAX_OUTPUT_BYTES,
+                remove_on_stop: Vec::new(),
+            };
+            let mut events = ClaudeEvents::default();
+            let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
+                .await
+                .map_err(|e| CLAUDE.process_failure(e, request.timeout))?;
+            let ended = events.outcome.is_some() || events.longest_cut > 0;
+            let answer = match events.outcome {
+                Some(Outcome::Failed(message)) => {
+                    return Err(BackendFailure::reported(
+                        BackendFailureKind::Failed,
+                        message,
+                    ))
+                }
+                Some(Outcome::Answer(answer)) => answer,
+                None if events.longest_cut > 0 => Measured {
+                    text: String::new(),
+                    trimmed_len: events.longest_cut,
+                },
+                // Without events stdout is plain text, as `--output-format text` prints it.
+                None if !events.saw_events => std::mem::take(&mut output.stdout),
+                None => Measured::default(),
+            };
+            if output.code != Some(0) {
+                // claude's refusals before any request (a bad flag, root with
+                // --dangerously-skip-permissions) are on stderr.
+                let words = [output.stderr.text.as_str(), answer.text.as_str()];
+                return Err(CLAUDE.exit_failure(&output, &words));
+            }
+            if events.saw_events && !ended {
+                return Err(BackendFailure::reported(
+                    BackendFailureKind::Failed,
+                    "claude exited without a result event",
+                ));
+            }
+            if answer.trimmed_len == 0 {
+                return Err(BackendFailure::reported(
+                    BackendFailureKind::NoOutput,
+                    "claude completed without producing output",
+                ));
+            }
+            within_output_limit(answer)
+        })
+    }
+
+    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
+        None
+    }
+
+    fn plan(&self, request: &RunRequest) -> Plan {
+        Plan::Command(CommandPlan {
+            name: CLAUDE.program.into(),
+            program: CLAUDE.locate(&request.env).ok(),
+            install_hint: CLAUDE.install_hint.into(),
+            args: args(request),
+            cwd: request.repo_path.clone(),
+            env: child_env(request.env.clone(), request.deadline.remaining()),
+            envelope_on_stdin: true,
+        })
+    }
+
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::backends::cli::test_support::feed;
+
+    /// What claude 2.1.330 printed with `stream-json --verbose --include-partial-messages` for a
+    /// model answer sent in three parts (the fake model server), shortened: the `system` events
+    /// and most of the `result` fields are left out, the rest is as printed.
+    const REAL_STREAM: [&str; 10] = [
+        r#"{"type":"system","subtype":"status","status":"requesting","session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","uuid":"56a4ce35-8861-4322-85be-aa7a63f559ed"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_fake_2","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5}}},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"717b9f28-f4b9-466c-a464-f476421ffe99","ttft_ms":27,"thinking_display":"updates","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"5ec2eafb-d93b-4b72-87f4-a5bf1540edef","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" FAK"}},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"53f195e0-aeba-44db-862d-eaa575803b12","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"E_AN"}},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"90270f1a-7a14-49e3-acf5-dc63f88c7393","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"SWER"}},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"f832e5ab-974f-49d3-93bd-5ffd47ebfc90","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"assistant","message":{"id":"msg_fake_2","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":" FAKE_ANSWER"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5},"context_management":null},"parent_tool_use_id":null,"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","uuid":"0d7252ab-f3ab-49b3-9dbc-18316fd6a37f","timestamp":"2026-11-23T15:31:47.431Z"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_stop","index":0},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"a4294cf3-eef8-4dc8-b90b-f9b84c2d92a3","api_message_id":"msg_fake_2"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_stop"},"session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","parent_tool_use_id":null,"uuid":"d02ec413-ba12-4705-96a7-443e287c31e3","api_message_id":"msg_fake_2"}"#,
+        r#"{"duration_api_ms":341,"stop_reason":"end_turn","session_id":"1787f175-85b1-49b2-aa21-7fded597e9ea","permission_denials":[],"terminal_reason":"completed","is_error":false,"num_turns":1,"subtype":"success","api_error_status":null,"result":" FAKE_ANSWER","type":"result","duration_ms":197}"#,
+    ];
+
+    #[test]
+    fn streams_each_text_delta_and_answers_the_result() {
+        let mut events = ClaudeEvents::default();
+        let chunks = feed(&mut events, &REAL_STREAM);
+        assert_eq!(chunks, ["FAK", "E_AN", "SWER"]);
+        assert!(events.saw_events);
+        let answer = Measured {
+            text: "FAKE_ANSWER".into(),
+            trimmed_len: 11,
+        };
+        assert_eq!(events.outcome, Some(Outcome::Answer(answer)));
+    }
+
+    #[test]
+    fn each_later_message_starts_after_a_blank_line() {
+        let start = r#"{"type":"stream_event","event":{"type":"message_start","message":{}},"parent_tool_use_id":null}"#;
+        let delta = |text: &str| {
+            format!(
+                r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{}}}}},"parent_tool_use_id":null}}"#,
+                Value::from(text)
+            )
+        };
+        let tool_input = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}"}},"parent_tool_use_id":null}"#;
+        let subagent = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"not ours"}},"parent_tool_use_id":"toolu_1"}"#;
+        let (a, b, c, d) = (
+            delta("\n Calling"),
+            delta(" it."),
+            delta("  "),
+            delta("Done."),
+        );
+        let mut events = ClaudeEvents::default();
+        let chunks = feed(
+            &mut events,
+            &[start, &a, &b, tool_input, subagent, start, &c, &d],
+        );
+        assert_eq!(chunks, ["Calling", " it.", "\n\nDone."]);
+    }
+
+    #[test]
+    fn an_error_result_gives_claudes_words() {
+        let mut events = ClaudeEvents::default();
+        feed(
+            &mut events,
+            &[
+                r#"{"is_error":true,"subtype":"success","result":"API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)","type":"result"}"#,
+            ],
+        );
+        assert_eq!(
+            events.outcome,
+            Some(Outcome::Failed(
+                "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)".into()
+            ))
+        );
+        let mut events = ClaudeEvents::default();
+        feed(
+            &mut events,
+            &[
+                r#"{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"]}"#,
+            ],
+        );
+        assert_eq!(
+            events.outcome,
+            Some(Outcome::Failed(
+                "Reached maximum number of turns (1)".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_result_too_long_to_read_is_remembered_by_its_length() {
+        let mut events = ClaudeEvents::default();
+        let cut = StdoutLine {
+            text: r#"{"duration_api_ms":1,"result":"xxxx"#.into(),
+            len: 20_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(cut), None);
+        let plain = StdoutLine {
+            text: "x".repeat(100),
+            len: 30_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(plain), None);
+        assert_eq!(events.longest_cut, 20_000_000);
+        assert_eq!(events.outcome, None);
+    }
+
+    #[test]
+    fn sandbox_modes_map_to_tool_policies() {
+        assert_eq!(
+            sandbox_args("read-only"),
+            [
+                "--tools",
+                "Read,Grep,Glob",
+                "--allowedTools",
+                "Read,Grep,Glob"
+            ]
+        );
+        assert_eq!(
+            sandbox_args("workspace-write"),
+            [
+                "--tools",
+                "Read,Grep,Glob,Edit,Write",
+                "--allowedTools",
+                "Read,Grep,Glob",
+                "--permission-mode",
+                "acceptEdits"
+            ]
+        );
+        assert_eq!(
+            sandbox_args("danger-full-access"),
+            ["--dangerously-skip-permissions"]
+        );
+        assert_eq!(sandbox_args("anything else"), sandbox_args("read-only"));
+    }
+
+    #[test]
+    fn retries_fit_in_half_the_time_left() {
+        let secs = Duration::from_secs;
+        assert_eq!(max_retries(secs(1), None), 0);
+        // 0.625 s of backoff fits in 1.5 s; 0.625 + 1.25 does not.
+        assert_eq!(max_retries(secs(3), None), 1);
+        assert_eq!(max_retries(secs(60), None), 5);
+        assert_eq!(max_retries(secs(600), None), DEFAULT_MAX_RETRIES);
+        assert_eq!(max_retries(secs(600), Some("2")), 2);
+        assert_eq!(max_retries(secs(3), Some("8")), 1);
+        assert_eq!(max_retries(secs(600), Some("lots")), DEFAULT_MAX_RETRIES);
+    }
+
+    #[test]
+    fn the_child_loses_the_host_session_and_gets_quiet_bounded_retries() {
+        let env: Env = [
+            ("CLAUDECODE", "1"),
+            ("CLAUDE_CODE_SESSION", "abc"),
+            ("PATH", "/bin"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let env = child_env(env, Duration::from_secs(3));
+        assert_eq!(env.get("CLAUDECODE"), None);
+        assert_eq!(env.get("CLAUDE_CODE_SESSION"), None);
+        assert_eq!(env.get("PATH").map(String::as_str), Some("/bin"));
+        assert_eq!(
+            env.get("CLAUDE_CODE_MAX_RETRIES").map(String::as_str),
+            Some("1")
+        );
+        assert_eq!(
+            env.get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+                .map(String::as_str),
+            Some("1")
+        );
+    }
+}

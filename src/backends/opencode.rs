@@ -1,0 +1,404 @@
+//! The opencode CLI (BACKENDS-2.md): `opencode run --format json` with the envelope on stdin,
+//! cwd = the repository (also `--dir`), a fixed `--title` (without one opencode first asks the
+//! model for a title), the sandbox mode as a permission policy in `OPENCODE_PERMISSION`. The
+//! provider and model come from the user's opencode config, or `model` (`provider/model`).
+//!
+//! `--format json` prints one JSON event per line. opencode prints a `text` part only once it is
+//! complete, so each part goes to the stream whole, parts after the first preceded by a blank
+//! line. The answer is the text of the last assistant message (a run that uses tools has one
+//! message per step): what the stream ended with. `error` events carry opencode's failures.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::all_sandbox_modes;
+use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use crate::backend::{
+    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Env, Plan, ReviewRequest,
+    RunRequest,
+};
+use crate::bounded_text::{BoundedText, Measured};
+use crate::errors::BackendFailureKind;
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::lines::StdoutLine;
+use crate::subprocess::{ProcessSpec, StdinSource};
+use crate::text::js_trim;
+
+const OPENCODE: CliLabel<'static> = CliLabel {
+    program: "opencode",
+    command: "opencode",
+    install_hint: "npm install -g opencode-ai",
+};
+
+/// The session title: any fixed one spares the model call that would make one up.
+const TITLE: &str = "phone-a-friend relay";
+
+/// `OPENCODE_PERMISSION` for a sandbox mode (merged over the user's config; `deny` also stops
+/// the tool being offered at all). `external_directory` covers any path outside the
+/// repository, so `workspace-write` edits inside it only. `danger-full-access` sets no policy:
+/// `--auto` approves what would otherwise be asked (and, in `run`, auto-rejected). Anything
+/// unknown gets the safest mode.
+fn permission(sandbox: &str) -> Option<&'static str> {
+    match sandbox {
+        "danger-full-access" => None,
+        "workspace-write" => {
+            Some(r#"{"bash":"deny","webfetch":"deny","external_directory":"deny"}"#)
+        }
+        _ => Some(r#"{"edit":"deny","bash":"deny","webfetch":"deny","external_directory":"deny"}"#),
+    }
+}
+
+/// The child's environment: the relay's, with the sandbox's permission policy, and neither the
+/// models.dev catalogue fetch nor the self-update check (a relay makes no traffic of its own).
+fn child_env(mut env: Env, sandbox: &str) -> Env {
+    match permission(sandbox) {
+        Some(policy) => env.insert("OPENCODE_PERMISSION".into(), policy.into()),
+        None => None,
+    };
+    env.insert("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into());
+    env.insert("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into());
+    env
+}
+
+fn args(request: &RunRequest) -> Vec<OsString> {
+    // No message argument: `run` reads the prompt from stdin to its end (an argument would be
+    // quote-wrapped by opencode, capped by argv, and read as a flag when it starts with `-`).
+    let mut args: Vec<OsString> = ["run", "--format", "json", "--dir"]
+        .map(OsString::from)
+        .into();
+    args.push(request.repo_path.clone().into());
+    args.extend(["--title".into(), TITLE.into()]);
+    if let Some(model) = named_model(&request.model) {
+        // One argument: a model name starting with `-` stays a value.
+        args.push(format!("--model={model}").into());
+    }
+    if permission(&request.sandbox).is_none() {
+        args.push("--auto".into());
+    }
+    args
+}
+
+/// What opencode's events said, read line by line.
+#[derive(Debug)]
+struct OpencodeEvents {
+    /// Whether any line was a JSON event (else stdout is plain text).
+    saw_events: bool,
+    /// Text parts streamed so far.
+    parts: usize,
+    /// The message the last text part belonged to.
+    message_id: Option<String>,
+    /// That message's text parts, a blank line apart, as much as the limit keeps.
+    answer: BoundedText,
+    /// Bytes of that message's text events too long to read: an answer past the limit.
+    unread: u64,
+    /// The last `error` event's message.
+    error: Option<String>,
+}
+
+impl Default for OpencodeEvents {
+    fn default() -> Self {
+        OpencodeEvents {
+            saw_events: false,
+            parts: 0,
+            message_id: None,
+            answer: BoundedText::new(MAX_OUTPUT_BYTES),
+            unread: 0,
+            error: None,
+        }
+    }
+}
+
+impl EventParser for OpencodeEvents {
+    fn line(&mut self, line: StdoutLine) -> Option<String> {
+        if line.cut {
+            // Too long to parse; opencode writes `type` first.
+            if line.head(4096).starts_with("{\"type\":\"text\"") {
+                self.saw_events = true;
+                // Its message is unknown: count it against the message the answer has.
+                self.unread += line.len;
+            }
+            return None;
+        }
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(&line.text) else {
+            return None;
+        };
+        let kind = event.get("type").and_then(Value::as_str)?;
+        self.saw_events = true;
+        match kind {
+            "text" => self.text(event.get("part")?),
+            "error" => {
+                self.error = Some(error_message(&event));
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+impl OpencodeEvents {
+    fn text(&mut self, part: &Value) -> Option<String> {
+        let text = js_trim(part.get("text").and_then(Value::as_str)?);
+        if text.is_empty() {
+            return None;
+        }
+        let message_id = part.get("messageID").and_then(Value::as_str);
+        let same_message = message_id.is_some() && message_id == self.message_id.as_deref();
+        if same_message {
+            self.answer.push(b"\n\n");
+        } else {
+            self.message_id = message_id.map(str::to_string);
+            self.answer = BoundedText::new(MAX_OUTPUT_BYTES);
+            self.unread = 0;
+        }
+        self.answer.push(text.as_bytes());
+        self.parts += 1;
+        Some(if self.parts == 1 {
+            text.to_string()
+        } else {
+            format!("\n\n{text}")
+        })
+    }
+
+    /// The last message's text, trimmed and measured; past the limit when some was unread.
+    fn finish(self) -> (Measured, Option<String>) {
+        let mut answer = self.answer.finish();
+        if self.unread > 0 {
+            answer = Measured {
+                text: String::new(),
+                trimmed_len: answer.trimmed_len + self.unread,
+            };
+        }
+        (answer, self.error)
+    }
+}
+
+/// `{"type":"error","error":{"name":"APIError","data":{"message":…}}}`: the message, else the
+/// error's name.
+fn error_message(event: &Map<String, Value>) -> String {
+    let error = event.get("error");
+    let text = |value: Option<&'_ Value>| -> Option<String> {
+        value
+            .and_then(Value::as_str)
+            .map(js_trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_string)
+    };
+    let message = text(
+        error
+            .and_then(|e| e.get("data"))
+            .and_then(|d| d.get("message")),
+    )
+    .or_else(|| text(error.and_then(|e| e.get("message"))))
+    .or_else(|| text(error.and_then(|e| e.get("name"))));
+    message.unwrap_or_else(|| "opencode reported an error".to_string())
+}
+
+pub struct Opencode {
+    allowed_sandboxes: Vec<String>,
+}
+
+impl Default for Opencode {
+    fn default() -> Self {
+        Opencode {
+            // Each mode is enforced by opencode's permission policy (see `permission`).
+            allowed_sandboxes: all_sandbox_modes(),
+        }
+    }
+}
+
+impl Backend for Opencode {
+    fn name(&self) -> &str {
+        "opencode"
+    }
+
+    fn allowed_sandboxes(&self) -> &[String] {
+        &self.allowed_sandboxes
+    }
+
+    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
+        Box::pin(async move {
+            let program = OPENCODE.locate(&request.env)?;
+            let spec = ProcessSpec {
+                program,
+                args: args(&request),
+                cwd: request.repo_path.into(),
+                env: child_env(request.env, &request.sandbox),
+                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
+                timeout: request.deadline.remaining(),
+                output_limit: MAX_OUTPUT_BYTES,
+                remove_on_stop: Vec::new(),
+            };
+            let mut events = OpencodeEvents::default();
+            let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
+                .await
+                .map_err(|e| OPENCODE.process_failure(e, request.timeout))?;
+            let saw_events = events.saw_events;
+            let (streamed, error) = events.finish();
+            if let Some(error) = error {
+                // opencode exits 1 after an error event; its words say why.
+                return Err(BackendFailure::reported(BackendFailureKind::Failed, error));
+            }
+            // Without events stdout is plain text, as `--format default` prints it.
+            let answer = if saw_events {
+                streamed
+            } else {
+                std::mem::take(&mut output.stdout)
+            };
+            if output.code != Some(0) {
+                let words = [output.stderr.text.as_str(), answer.text.as_str()];
+                return Err(OPENCODE.exit_failure(&output, &words));
+            }
+            if answer.trimmed_len == 0 {
+                // Also what a run ends with when a permission it asked for was auto-rejected.
+                return Err(BackendFailure::reported(
+                    BackendFailureKind::NoOutput,
+                    "opencode completed without producing output",
+                ));
+            }
+            within_output_limit(answer)
+        })
+    }
+
+    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
+        None
+    }
+
+    fn plan(&self, request: &RunRequest) -> Plan {
+        Plan::Command(CommandPlan {
+            name: OPENCODE.program.into(),
+            program: OPENCODE.locate(&request.env).ok(),
+            install_hint: OPENCODE.install_hint.into(),
+            args: args(request),
+            cwd: request.repo_path.clone(),
+            env: child_env(request.env.clone(), &request.sandbox),
+            envelope_on_stdin: true,
+        })
+    }
+
+    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::backends::cli::test_support::feed;
+
+    /// What opencode 1.18.33 printed with `--format json` for a run with one tool call (the
+    /// fake model server: a text and a `glob` call, then the answer), ids and snapshots as printed.
+    const REAL_RUN: [&str; 7] = [
+        r#"{"type":"step_start","timestamp":1795447912844,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908f948001RdWSUh3336F5dC","messageID":"msg_20908f3b6001Hpj9fI88X8WU9m","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","snapshot":"20e50a07feffafe7699bf38ff4027a606f406eaa","type":"step-start"}}"#,
+        r#"{"type":"text","timestamp":1795447912845,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908f94f001eyUsqQNE2jfc8b","messageID":"msg_20908f3b6001Hpj9fI88X8WU9m","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","type":"text","text":"Calling the tool.","time":{"start":1795447912783,"end":1795447912825}}}"#,
+        r#"{"type":"tool_use","timestamp":1795447912896,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"type":"tool","tool":"glob","callID":"call_fake_3","state":{"status":"error","input":{"pattern":"*.txt"},"error":"ripgrep execution failed","time":{"start":1795447912816,"end":1795447912883}},"id":"prt_20908f957001dXk0YvEAeA3hW2","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","messageID":"msg_20908f3b6001Hpj9fI88X8WU9m"}}"#,
+        r#"{"type":"step_finish","timestamp":1795447913023,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908fa16001JUgoOPdtN7O4h0","reason":"tool-calls","snapshot":"20e50a07feffafe7699bf38ff4027a606f406eaa","messageID":"msg_20908f3b6001Hpj9fI88X8WU9m","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","type":"step-finish","tokens":{"total":15,"input":10,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0}}"#,
+        r#"{"type":"step_start","timestamp":1795447913341,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908fb76001WMcs4UQ5ATrmJo","messageID":"msg_20908fa93001SpuoZquxPYTGRm","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","snapshot":"20e50a07feffafe7699bf38ff4027a606f406eaa","type":"step-start"}}"#,
+        r#"{"type":"text","timestamp":1795447913637,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908fb7a001pYZFYsl4piXvKn","messageID":"msg_20908fa93001SpuoZquxPYTGRm","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","type":"text","text":"FAKE_ANSWER\n","time":{"start":1795447913338,"end":1795447913622}}}"#,
+        r#"{"type":"step_finish","timestamp":1795447913701,"sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","part":{"id":"prt_20908fcdd001ERysoCI9ARMh6a","reason":"stop","snapshot":"20e50a07feffafe7699bf38ff4027a606f406eaa","messageID":"msg_20908fa93001SpuoZquxPYTGRm","sessionID":"ses_df6f71169ffefsaUhjUSi2fHWY","type":"step-finish","tokens":{"total":15,"input":10,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0}}"#,
+    ];
+
+    #[test]
+    fn streams_each_text_part_and_answers_the_last_message() {
+        let mut events = OpencodeEvents::default();
+        let chunks = feed(&mut events, &REAL_RUN);
+        assert_eq!(chunks, ["Calling the tool.", "\n\nFAKE_ANSWER"]);
+        assert!(events.saw_events);
+        let (answer, error) = events.finish();
+        assert_eq!(answer.text, "FAKE_ANSWER");
+        assert_eq!(answer.trimmed_len, 11);
+        assert_eq!(error, None);
+    }
+
+    #[test]
+    fn parts_of_one_message_are_joined_by_a_blank_line() {
+        let part = |message: &str, text: &str| {
+            format!(
+                r#"{{"type":"text","part":{{"messageID":"{message}","type":"text","text":{}}}}}"#,
+                Value::from(text)
+            )
+        };
+        let (a, b, c, d) = (
+            part("m1", "first"),
+            part("m2", " second "),
+            part("m2", "   "),
+            part("m2", "third"),
+        );
+        let mut events = OpencodeEvents::default();
+        let chunks = feed(&mut events, &[&a, &b, &c, &d]);
+        assert_eq!(chunks, ["first", "\n\nsecond", "\n\nthird"]);
+        assert_eq!(events.finish().0.text, "second\n\nthird");
+    }
+
+    #[test]
+    fn an_error_event_gives_its_message() {
+        let mut events = OpencodeEvents::default();
+        feed(
+            &mut events,
+            &[
+                r#"{"type":"error","timestamp":1,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Cannot connect to API: Unable to connect. Is the computer able to access the url?","isRetryable":true}}}"#,
+            ],
+        );
+        let (answer, error) = events.finish();
+        assert_eq!(answer.trimmed_len, 0);
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "Cannot connect to API: Unable to connect. Is the computer able to access the url?"
+            )
+        );
+        let mut events = OpencodeEvents::default();
+        feed(
+            &mut events,
+            &[r#"{"type":"error","error":{"name":"UnknownError","data":{}}}"#],
+        );
+        assert_eq!(events.finish().1.as_deref(), Some("UnknownError"));
+    }
+
+    #[test]
+    fn a_text_part_too_long_to_read_makes_the_answer_too_large() {
+        let mut events = OpencodeEvents::default();
+        feed(&mut events, &[REAL_RUN[5]]);
+        let cut = StdoutLine {
+            text: r#"{"type":"text","timestamp":1795447913637,"sessionID":"ses_1","part":{"text":"xxxx"#
+                .into(),
+            len: 20_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(cut), None);
+        let tool = StdoutLine {
+            text: r#"{"type":"tool_use","part":{"state":{"output":"xxxx"#.into(),
+            len: 30_000_000,
+            cut: true,
+        };
+        assert_eq!(events.line(tool), None);
+        let (answer, _) = events.finish();
+        assert_eq!(answer.trimmed_len, 11 + 20_000_000);
+        assert!(!answer.is_complete());
+    }
+
+    #[test]
+    fn sandbox_modes_map_to_permission_policies() {
+        let env = |sandbox: &str| child_env(Env::new(), sandbox);
+        let read_only = env("read-only");
+        let policy: Value =
+            serde_json::from_str(&read_only["OPENCODE_PERMISSION"]).expect("a JSON policy");
+        assert_eq!(
+            policy,
+            serde_json::json!({"edit":"deny","bash":"deny","webfetch":"deny","external_directory":"deny"})
+        );
+        let policy: Value = serde_json::from_str(&env("workspace-write")["OPENCODE_PERMISSION"])
+            .expect("a JSON policy");
+        assert_eq!(
+            policy,
+            serde_json::json!({"bash":"deny","webfetch":"deny","external_directory":"deny"})
+        );
+        assert_eq!(env("danger-full-access").get("OPENCODE_PERMISSION"), None);
+        assert_eq!(env("other"), read_only);
+        assert_eq!(read_only["OPENCODE_DISABLE_MODELS_FETCH"], "1");
+        assert_eq!(read_only["OPENCODE_DISABLE_AUTOUPDATE"], "1");
+    }
+}
