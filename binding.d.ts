@@ -31,6 +31,12 @@ export interface BackendCall {
   reviewPrompt?: string
   /** The JSON Schema's text the answer must match (it is in the prompt too). */
   schema?: string
+  /** In a session (SPEC 12): the backend's own session to continue (`native-session`). */
+  sessionId?: string
+  /** The earlier turns as a JSON array of `{ role, content }` (`transcript-replay`). */
+  sessionHistory?: string
+  /** Whether the call belongs to a session. */
+  inSession: boolean
   /**
    * The caller streams: the trampoline uses the backend's `runStream` when it has one and
    * hands each chunk to `pushChunk`.
@@ -49,6 +55,8 @@ export interface BackendOutcome {
   message?: string
   /** Where the trampoline keeps the thrown value. */
   handle?: number
+  /** The id the backend gave `onSessionCreated`. */
+  sessionId?: string
 }
 
 export declare function cancel(id: number): void
@@ -62,13 +70,15 @@ export declare function closeCancelToken(id: number): void
  * Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
  * and whose JS backends are told to stop through `abort_invocation`.
  */
-export declare function createScope(warn: (arg: string) => void, abortInvocation: (arg: InvocationAbort) => void): number
+export declare function createScope(warn: (arg: NativeWarning) => void, abortInvocation: (arg: InvocationAbort) => void): number
 
 export declare const DEFAULT_BACKEND: string
 
 export declare const DEFAULT_SANDBOX: string
 
 export declare const DEFAULT_TIMEOUT_SECONDS: number
+
+export declare function deleteSession(label: string, caller: NativeCaller): Promise<boolean>
 
 /**
  * Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
@@ -106,6 +116,8 @@ export interface InvocationAbort {
   /** The `ERR_BACKEND_TIMEOUT` message, for a timeout. */
   message?: string
 }
+
+export declare function listSessions(caller: NativeCaller): Promise<NativeSessionInfo[]>
 
 export declare const MAX_CONTEXT_FILE_BYTES: number
 
@@ -183,6 +195,8 @@ export interface NativeRelayOptions {
   sandbox?: string
   /** JSON text (the wrapper stringifies an object). */
   schema?: string
+  session?: string
+  backendSession?: string
 }
 
 /** `reviewRelay()` options after the wrapper checked their JS types. */
@@ -196,6 +210,26 @@ export interface NativeReviewOptions {
   sandbox?: string
   schema?: string
   verdict?: boolean
+}
+
+export interface NativeSessionInfo {
+  label: string
+  backend: string
+  repoPath: string
+  backendSessionId?: string
+  /** Turns kept for a replay. */
+  turns: number
+  createdAt: string
+  lastUsedAt: string
+}
+
+/**
+ * A warning about one call: the wrapper gives it to that call's `onWarning`, else
+ * `console.error`.
+ */
+export interface NativeWarning {
+  callTag: number
+  message: string
 }
 
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
@@ -216,6 +250,8 @@ export declare function openCancelToken(scope: number): number
  */
 export declare function parseVerdict(text: string): string
 
+export declare function pruneSessions(olderThanDays: number, caller: NativeCaller): Promise<string[]>
+
 /**
  * A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
  * 1 MiB unread), which is what pauses the backend. A chunk of an invocation that is over is
@@ -224,7 +260,7 @@ export declare function parseVerdict(text: string): string
 export declare function pushChunk(invocation: number, text: string): Promise<void>
 
 /** Registers a JS backend, replacing any backend of the same name in this scope. */
-export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
+export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: 'native-session' | 'transcript-replay' | 'unsupported', invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
 
 export declare function relay(options: NativeRelayOptions, caller: NativeCaller): Promise<string>
 

@@ -37,6 +37,26 @@ export declare function relayStream(options: RelayOptions): AsyncGenerator<strin
  */
 export declare function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>;
 export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
+/** A session in the store (SPEC 12). */
+export interface SessionInfo {
+    /** Your label. */
+    label: string;
+    backend: string;
+    repoPath: string;
+    /** The backend's own session id, for backends that keep sessions. */
+    backendSessionId: string | null;
+    /** Turns kept for a replay (Ollama, a `transcript-replay` JS backend). */
+    turns: number;
+    /** RFC 3339 times. */
+    createdAt: string;
+    lastUsedAt: string;
+}
+/** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
+export declare function listSessions(): Promise<SessionInfo[]>;
+/** Removes a session from the store; whether there was one. */
+export declare function deleteSession(label: string): Promise<boolean>;
+/** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
+export declare function pruneSessions(olderThanDays: number): Promise<string[]>;
 /**
  * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
  * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a

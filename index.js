@@ -4,6 +4,9 @@ exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = e
 exports.relay = relay;
 exports.relayStream = relayStream;
 exports.reviewRelay = reviewRelay;
+exports.listSessions = listSessions;
+exports.deleteSession = deleteSession;
+exports.pruneSessions = pruneSessions;
 exports.parseVerdict = parseVerdict;
 exports.detectDefaultBranch = detectDefaultBranch;
 exports.gitDiffBase = gitDiffBase;
@@ -33,12 +36,13 @@ exports.MAX_DIFF_BYTES = native_js_1.binding.MAX_DIFF_BYTES;
 exports.MAX_PROMPT_BYTES = native_js_1.binding.MAX_PROMPT_BYTES;
 exports.MAX_OUTPUT_BYTES = native_js_1.binding.MAX_OUTPUT_BYTES;
 async function relay(options) {
-    const { options: native, signal, onChunk, dryRun, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    const parsed = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, onChunk, dryRun } = parsed;
     if (dryRun)
-        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.dryRunRelay(native, caller)));
+        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.dryRunRelay(native, caller)));
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.relay(native, caller));
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
+    return (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.relay(native, caller));
 }
 /**
  * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
@@ -49,19 +53,37 @@ async function relay(options) {
  * catch up.
  */
 async function* relayStream(options) {
-    const { options: native, signal, dryRun, refused } = (0, options_js_1.nativeRelayOptions)(options);
+    const parsed = (0, options_js_1.nativeRelayOptions)(options);
+    const { options: native, dryRun } = parsed;
     // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
     if (dryRun)
         throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true);
-    return yield* (0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.relayStream(native, caller));
+    return yield* (0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.relayStream(native, caller));
 }
 async function reviewRelay(options) {
-    const { options: native, signal, onChunk, dryRun, refused } = (0, options_js_1.nativeReviewOptions)(options);
+    const parsed = (0, options_js_1.nativeReviewOptions)(options);
+    const { options: native, onChunk, dryRun } = parsed;
     if (dryRun)
-        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.dryRunReview(native, caller)));
+        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.dryRunReview(native, caller)));
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(signal, refused, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(signal, refused, (caller) => native_js_1.binding.reviewRelay(native, caller));
+        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
+    return (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.reviewRelay(native, caller));
+}
+/** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
+async function listSessions() {
+    const sessions = await (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.listSessions(caller));
+    return sessions.map((s) => ({ ...s, backendSessionId: s.backendSessionId ?? null }));
+}
+/** Removes a session from the store; whether there was one. */
+async function deleteSession(label) {
+    const name = (0, options_js_1.stringArgument)(label, 'label');
+    return (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.deleteSession(name, caller));
+}
+/** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
+async function pruneSessions(olderThanDays) {
+    if (typeof olderThanDays !== 'number')
+        throw (0, errors_js_1.invalidArgType)('olderThanDays', 'of type number', olderThanDays);
+    return (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.pruneSessions(olderThanDays, caller));
 }
 /**
  * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any

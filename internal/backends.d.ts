@@ -17,6 +17,20 @@ export interface BackendRunOptions {
      */
     schema: string | null;
     /**
+     * In a session, for a backend whose `capabilities.resumeStrategy` is `'native-session'`: its
+     * own session id to continue (`resumeSession: true`), or `null` to start one (then report its
+     * id through `onSessionCreated`).
+     */
+    sessionId?: string | null;
+    resumeSession?: boolean;
+    /** In a session, for `'transcript-replay'`: the earlier turns, oldest first, to send before `prompt`. */
+    sessionHistory?: Array<{
+        role: string;
+        content: string;
+    }>;
+    /** Reports the backend's own session id (kept with the caller's session label). */
+    onSessionCreated?: (sessionId: string) => void;
+    /**
      * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
      * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
      * or when the relay is cancelled otherwise. Never aborts once the call has settled.
@@ -50,6 +64,16 @@ export interface Backend {
     runStream?(options: BackendRunOptions): AsyncIterable<string>;
     /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
     review?(options: BackendReviewOptions): Promise<string>;
+    /**
+     * How it continues a conversation (SPEC 12), in upstream's shape: `'native-session'` (it keeps
+     * sessions: `run()` gets `sessionId`/`resumeSession` and reports new ids through
+     * `onSessionCreated`), `'transcript-replay'` (`run()` gets `sessionHistory`), or
+     * `'unsupported'` (the default: a `session` is refused with `ERR_SESSION`). Read when it is
+     * registered.
+     */
+    capabilities?: {
+        resumeStrategy?: 'native-session' | 'transcript-replay' | 'unsupported';
+    };
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export declare function registerBackend(backend: Backend): void;

@@ -17,13 +17,28 @@ function parseEnv(entries) {
     }
     return env;
 }
-function optionsFor(call, signal) {
+/** The session fields of `run()`'s options, for a call in a session. */
+function sessionOptions(options, call, reported) {
+    if (!call.inSession)
+        return;
+    options.sessionId = call.sessionId ?? null;
+    options.resumeSession = typeof call.sessionId === 'string';
+    if (typeof call.sessionHistory === 'string')
+        options.sessionHistory = JSON.parse(call.sessionHistory);
+    options.onSessionCreated = (id) => {
+        if (typeof id !== 'string')
+            throw (0, errors_js_1.invalidArgType)('sessionId', 'of type string', id);
+        reported.sessionId = id;
+    };
+}
+function optionsFor(call, signal, reported) {
     let env;
     // Built in place, not spread: a spread would read the lazy `env` at once.
     const options = {};
     if (call.method === 'run') {
         options.prompt = call.prompt ?? '';
         options.schema = call.schema ?? null;
+        sessionOptions(options, call, reported);
     }
     options.repoPath = call.repoPath;
     options.timeoutSeconds = call.timeoutSeconds;
@@ -103,8 +118,9 @@ async function invoke(backend, name, call) {
     const record = (0, calls_js_1.callRecord)(call.callTag);
     // Opened before the first await: the native side aborts it only once this function has returned.
     const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
+    const reported = {};
     try {
-        const options = optionsFor(call, signal);
+        const options = optionsFor(call, signal, reported);
         // Relays the backend starts (through timers and promise chains too) see its depth.
         const output = await (0, depth_js_1.runAtDepthOf)(call.depth, () => {
             if (call.method !== 'run')
@@ -114,7 +130,7 @@ async function invoke(backend, name, call) {
             return backend.run(options);
         });
         if (typeof output === 'string')
-            return { output };
+            return { output, sessionId: reported.sessionId };
         return invalidOutput(name, call.method, output);
     }
     catch (thrown) {
@@ -123,6 +139,18 @@ async function invoke(backend, name, call) {
     finally {
         (0, invocations_js_1.closeInvocation)(call.invocation);
     }
+}
+const RESUME_STRATEGIES = ['native-session', 'transcript-replay', 'unsupported'];
+function resumeStrategyOf(backend) {
+    const { capabilities } = backend;
+    if (capabilities === undefined || capabilities === null)
+        return 'unsupported';
+    if (typeof capabilities !== 'object')
+        throw (0, errors_js_1.invalidArgType)('backend.capabilities', 'of type object', capabilities);
+    const strategy = capabilities.resumeStrategy ?? 'unsupported';
+    if (!RESUME_STRATEGIES.includes(strategy))
+        throw (0, errors_js_1.invalidArgType)('backend.capabilities.resumeStrategy', `one of ${RESUME_STRATEGIES.join(', ')}`, strategy);
+    return strategy;
 }
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 function registerBackend(backend) {
@@ -145,7 +173,7 @@ function registerBackend(backend) {
     const notAString = modes.find((mode) => typeof mode !== 'string');
     if (notAString !== undefined)
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
-    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', (call) => invoke(backend, name, call));
+    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', resumeStrategyOf(backend), (call) => invoke(backend, name, call));
 }
 /** Drops every backend registered from JS and restores the five built-ins. */
 function resetRegistry() {

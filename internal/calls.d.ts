@@ -5,17 +5,26 @@ export interface CallRecord {
     /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
     readonly thrown: Map<number, unknown>;
     readonly signal?: AbortSignal;
+    /** Where the call's warnings go (else `console.error`). */
+    readonly onWarning?: (message: string) => void;
+}
+/** What a call brings besides its native options. */
+export interface CallOptions {
+    signal?: AbortSignal;
+    /** A check 1 or 2 failure found in JS (see `refusedEarly`). */
+    refused?: RelayError;
+    onWarning?: (message: string) => void;
 }
 export declare function callRecord(tag: number): CallRecord | undefined;
 /** Keeps a thrown value for the call and returns its handle. */
 export declare function keepThrown(record: CallRecord, value: unknown): number;
 /** Runs one native call and turns a native failure into what the caller must see. */
-export declare function callNative<T>(signal: AbortSignal | undefined, refused: RelayError | undefined, start: (caller: NativeCaller) => Promise<T>): Promise<T>;
+export declare function callNative<T>(options: CallOptions, start: (caller: NativeCaller) => Promise<T>): Promise<T>;
 /**
  * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
  * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
  */
-export declare function streamNative(signal: AbortSignal | undefined, refused: RelayError | undefined, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined>;
+export declare function streamNative(options: CallOptions, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined>;
 /**
  * Runs a stream for a caller's `onChunk`: each chunk is handed to it; a throw from it aborts
  * the run and rejects with what it threw.

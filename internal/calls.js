@@ -48,14 +48,14 @@ function environment() {
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
  * a native cancellation token (registered here, so an abort cannot race it).
  */
-function openCall(signal, refused) {
+function openCall({ signal, refused, onWarning }) {
     if (signal?.aborted)
         throw new errors_js_1.AbortError(undefined, { cause: signal.reason });
     // Checks that need no environment, file or backend fail here, before any of that is copied.
     if (refused)
         throw refused;
     const tag = nextTag();
-    const record = { thrown: new Map(), signal };
+    const record = { thrown: new Map(), signal, onWarning };
     calls.set(tag, record);
     const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
@@ -73,8 +73,8 @@ function openCall(signal, refused) {
     };
 }
 /** Runs one native call and turns a native failure into what the caller must see. */
-async function callNative(signal, refused, start) {
-    const call = openCall(signal, refused);
+async function callNative(options, start) {
+    const call = openCall(options);
     try {
         return await start(call.caller);
     }
@@ -89,8 +89,8 @@ async function callNative(signal, refused, start) {
  * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
  * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
  */
-async function* streamNative(signal, refused, start) {
-    const call = openCall(signal, refused);
+async function* streamNative(options, start) {
+    const call = openCall(options);
     let id;
     let settled = false;
     try {

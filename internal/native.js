@@ -37,13 +37,24 @@ exports.binding = exports.onMainThread = exports.scope = void 0;
 const binding = __importStar(require("../binding.js"));
 exports.binding = binding;
 const invocations_js_1 = require("./invocations.js");
+const calls_js_1 = require("./calls.js");
 /**
  * This module instance's scope: its backend registry, its warning sink, and how its JS backends
  * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
  */
-exports.scope = binding.createScope((message) => {
+exports.scope = binding.createScope((warning) => {
+    const onWarning = (0, calls_js_1.callRecord)(warning.callTag)?.onWarning;
+    if (onWarning) {
+        try {
+            onWarning(warning.message);
+        }
+        catch {
+            // A caller's callback that throws must not take the relay down with it.
+        }
+        return;
+    }
     // Looked up on each call so a test's spy on console.error sees it.
-    console.error(message);
+    console.error(warning.message);
 }, invocations_js_1.abortInvocation);
 /** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
 exports.onMainThread = binding.onProcessMainThread();

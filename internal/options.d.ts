@@ -48,6 +48,16 @@ export interface RelayOptions {
      * The answer stays a string: the JSON text.
      */
     schema?: string | object | null;
+    /**
+     * A label of yours for a conversation with this backend in this repository (SPEC 12): the
+     * first call starts it, later calls continue it (the backend's own session, or a replay of
+     * the earlier turns). Kept in the session store (see `listSessions()`).
+     */
+    session?: string | null;
+    /** The backend's own session id to attach to (adopted under `session` when both are given). */
+    backendSession?: string | null;
+    /** Receives the call's warnings (a new session, a store moved aside, a save that failed) instead of `console.error`. */
+    onWarning?: ((message: string) => void) | null;
     /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
     dryRun?: false | null;
 }
@@ -102,6 +112,8 @@ export interface ReviewRelayOptions {
      * @default false
      */
     verdict?: boolean | null;
+    /** Receives the review's warnings (the native review's fallback) instead of `console.error`. */
+    onWarning?: ((message: string) => void) | null;
     /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
     dryRun?: false | null;
 }
@@ -116,6 +128,7 @@ export declare function onChunkOf(options: Fields): ((text: string) => void) | u
 export interface Parsed<T> {
     options: T;
     signal?: AbortSignal;
+    onWarning?: (message: string) => void;
     onChunk?: (text: string) => void;
     dryRun: boolean;
     /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */

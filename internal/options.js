@@ -52,11 +52,14 @@ function signalOf(options) {
 }
 /** `onChunk`, when one is given. */
 function onChunkOf(options) {
-    const value = options.onChunk;
+    return callbackOf(options, 'onChunk');
+}
+function callbackOf(options, key) {
+    const value = options[key];
     if (value === undefined || value === null)
         return undefined;
     if (typeof value !== 'function')
-        throw (0, errors_js_1.invalidArgType)('options.onChunk', 'of type function', value);
+        throw (0, errors_js_1.invalidArgType)(`options.${key}`, 'of type function', value);
     return value;
 }
 /** A schema's JSON text: a string as given (the core parses it), an object as `JSON.stringify` writes it. */
@@ -96,8 +99,10 @@ function nativeRelayOptions(input) {
         model: optionalString(fields, 'model'),
         sandbox: optionalString(fields, 'sandbox'),
         schema: schemaText(fields),
+        session: optionalString(fields, 'session'),
+        backendSession: optionalString(fields, 'backendSession'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) };
 }
 function nativeReviewOptions(input) {
     const fields = objectArgument(input, 'options');
@@ -112,7 +117,7 @@ function nativeReviewOptions(input) {
         schema: schemaText(fields),
         verdict: optionalBoolean(fields, 'verdict'),
     };
-    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
+    return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

@@ -45,10 +45,11 @@ export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
 export function relay(options: DryRunRelayOptions): Promise<DryRun>
 export function relay(options: RelayOptions): Promise<string>
 export async function relay(options: RelayOptions | DryRunRelayOptions): Promise<string | DryRun> {
-  const { options: native, signal, onChunk, dryRun, refused } = nativeRelayOptions(options)
-  if (dryRun) return toDryRun(await callNative(signal, refused, (caller) => binding.dryRunRelay(native, caller)))
-  if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.relayStream(native, caller)), onChunk)
-  return callNative(signal, refused, (caller) => binding.relay(native, caller))
+  const parsed = nativeRelayOptions(options)
+  const { options: native, onChunk, dryRun } = parsed
+  if (dryRun) return toDryRun(await callNative(parsed, (caller) => binding.dryRunRelay(native, caller)))
+  if (onChunk) return collectStream(streamNative(parsed, (caller) => binding.relayStream(native, caller)), onChunk)
+  return callNative(parsed, (caller) => binding.relay(native, caller))
 }
 
 /**
@@ -60,10 +61,11 @@ export async function relay(options: RelayOptions | DryRunRelayOptions): Promise
  * catch up.
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
-  const { options: native, signal, dryRun, refused } = nativeRelayOptions(options)
+  const parsed = nativeRelayOptions(options)
+  const { options: native, dryRun } = parsed
   // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
   if (dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
-  return yield* streamNative(signal, refused, (caller) => binding.relayStream(native, caller))
+  return yield* streamNative(parsed, (caller) => binding.relayStream(native, caller))
 }
 
 /**
@@ -73,10 +75,44 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
 export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
 export function reviewRelay(options: ReviewRelayOptions): Promise<string>
 export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOptions): Promise<string | DryRun> {
-  const { options: native, signal, onChunk, dryRun, refused } = nativeReviewOptions(options)
-  if (dryRun) return toDryRun(await callNative(signal, refused, (caller) => binding.dryRunReview(native, caller)))
-  if (onChunk) return collectStream(streamNative(signal, refused, (caller) => binding.reviewStream(native, caller)), onChunk)
-  return callNative(signal, refused, (caller) => binding.reviewRelay(native, caller))
+  const parsed = nativeReviewOptions(options)
+  const { options: native, onChunk, dryRun } = parsed
+  if (dryRun) return toDryRun(await callNative(parsed, (caller) => binding.dryRunReview(native, caller)))
+  if (onChunk) return collectStream(streamNative(parsed, (caller) => binding.reviewStream(native, caller)), onChunk)
+  return callNative(parsed, (caller) => binding.reviewRelay(native, caller))
+}
+
+/** A session in the store (SPEC 12). */
+export interface SessionInfo {
+  /** Your label. */
+  label: string
+  backend: string
+  repoPath: string
+  /** The backend's own session id, for backends that keep sessions. */
+  backendSessionId: string | null
+  /** Turns kept for a replay (Ollama, a `transcript-replay` JS backend). */
+  turns: number
+  /** RFC 3339 times. */
+  createdAt: string
+  lastUsedAt: string
+}
+
+/** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
+export async function listSessions(): Promise<SessionInfo[]> {
+  const sessions = await callNative({}, (caller) => binding.listSessions(caller))
+  return sessions.map((s) => ({ ...s, backendSessionId: s.backendSessionId ?? null }))
+}
+
+/** Removes a session from the store; whether there was one. */
+export async function deleteSession(label: string): Promise<boolean> {
+  const name = stringArgument(label, 'label')
+  return callNative({}, (caller) => binding.deleteSession(name, caller))
+}
+
+/** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
+export async function pruneSessions(olderThanDays: number): Promise<string[]> {
+  if (typeof olderThanDays !== 'number') throw invalidArgType('olderThanDays', 'of type number', olderThanDays)
+  return callNative({}, (caller) => binding.pruneSessions(olderThanDays, caller))
 }
 
 /**

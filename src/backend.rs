@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::schema::Schema;
+use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
 use crate::text::js_number;
 
@@ -29,6 +30,11 @@ impl Timeout {
     /// `None` unless `seconds` is a finite number greater than zero.
     pub fn from_seconds(seconds: f64) -> Option<Timeout> {
         (seconds.is_finite() && seconds > 0.0).then_some(Timeout(seconds))
+    }
+
+    /// A whole number of seconds, valid by construction (for the package's own bounds).
+    pub const fn whole_seconds(seconds: std::num::NonZeroU32) -> Timeout {
+        Timeout(seconds.get() as f64)
     }
 
     pub fn seconds(self) -> f64 {
@@ -64,6 +70,9 @@ pub struct RunRequest {
     /// The JSON Schema the answer must match (SPEC 13): already in the prompt; a backend with a
     /// native mechanism passes it on too. The relay checks the answer either way.
     pub schema: Option<Arc<Schema>>,
+    /// The run belongs to a session (SPEC 12): what to replay or resume, and where to report the
+    /// backend's own session id.
+    pub session: Option<SessionTurn>,
     /// Where the answer's text goes as it is produced (SPEC 10); discards when nobody streams.
     pub chunks: ChunkSink,
     /// Opaque to the core: lets the bindings match a backend call with the call that made it.
@@ -176,6 +185,11 @@ pub trait Backend: Send + Sync {
         request: &ReviewRequest,
         cancel: CancellationToken,
     ) -> Option<BackendFuture>;
+
+    /// How this backend continues a conversation (SPEC 12).
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::Unsupported
+    }
 
     /// What `run` would do with `request`, starting nothing (a dry run).
     fn plan(&self, request: &RunRequest) -> Plan;

@@ -95,6 +95,9 @@ pub enum RelayError {
     /// The call's deadline passed before the backend ran (a context file or git that did not end).
     #[error("Relay timed out after {after}s while {during}")]
     Timeout { after: String, during: &'static str },
+    /// A session that cannot be used as asked (SPEC 12).
+    #[error("{0}")]
+    Session(String),
     /// A schema that is not one, or an answer (or verdict) that does not match it (SPEC 13).
     #[error("{0}")]
     Schema(String),
@@ -130,6 +133,7 @@ impl RelayError {
             RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
             RelayError::Timeout { .. } => "ERR_TIMEOUT",
             RelayError::Schema(_) => "ERR_SCHEMA",
+            RelayError::Session(_) => "ERR_SESSION",
             RelayError::Backend { kind, .. } => kind.code(),
             RelayError::Internal(_) => "ERR_INTERNAL",
         }

@@ -20,6 +20,7 @@ pub mod paths;
 pub mod registry;
 pub mod relay;
 pub mod schema;
+pub mod sessions;
 pub mod stream;
 pub mod subprocess;
 pub mod supervisor;

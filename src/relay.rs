@@ -24,6 +24,7 @@ use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
 use crate::schema::Schema;
+use crate::sessions::{self, store::Store, Pending, SessionTurn};
 use crate::stream::ChunkSink;
 use crate::text::js_trim;
 use crate::verdict;
@@ -44,6 +45,10 @@ pub struct RelayOptions {
     pub sandbox: Option<String>,
     /// A JSON Schema's text (SPEC 13).
     pub schema: Option<String>,
+    /// Our label for a conversation to continue or start (SPEC 12).
+    pub session: Option<String>,
+    /// The backend's own session id to attach to.
+    pub backend_session: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,7 +67,8 @@ pub struct ReviewOptions {
 
 /// Where review fallback warnings go (the bindings send them to `console.error`).
 pub trait Warn: Send + Sync {
-    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    /// `call_tag` says which call the warning is about (its `onWarning`, if it has one).
+    fn warn(&self, call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 /// What a call brings besides its options.
@@ -83,6 +89,8 @@ pub struct CallContext {
 pub struct Prepared<R> {
     pub backend: Arc<dyn Backend>,
     pub request: R,
+    /// The session the run belongs to, saved after an answer.
+    pub session: Option<Pending>,
 }
 
 struct Target {
@@ -166,6 +174,12 @@ pub async fn prepare_relay(
         options.sandbox.as_deref(),
     )?;
     let schema = parse_schema(options.schema.as_deref())?;
+    let session = prepare_session(
+        env,
+        options.session.as_deref(),
+        options.backend_session.as_deref(),
+        &target,
+    )?;
     let context = resolve_context(
         options.context_file.as_deref(),
         options.context_text.as_deref(),
@@ -186,9 +200,16 @@ pub async fn prepare_relay(
     );
     check_prompt_size(&envelope)?;
     let child_env = next_relay_env(env)?;
+    // A replay sends the earlier turns too: as many as fit beside the envelope.
+    let turn = session.as_ref().map(|pending| SessionTurn {
+        history: sessions::fit_history(&pending.turn.history, envelope.len()),
+        ..pending.turn.clone()
+    });
     Ok(Prepared {
         backend: target.backend,
+        session,
         request: RunRequest {
+            session: turn,
             prompt: envelope,
             repo_path: target.repo,
             timeout: target.timeout,
@@ -244,6 +265,7 @@ pub async fn prepare_review(
     let child_env = next_relay_env(env)?;
     Ok(Prepared {
         backend: target.backend,
+        session: None,
         request: ReviewRequest {
             repo_path: target.repo,
             timeout: target.timeout,
@@ -270,14 +292,53 @@ pub async fn relay(
     let Prepared {
         backend,
         mut request,
+        session,
     } = prepare_relay(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
     request.chunks = call.chunks;
     let schema = request.schema.clone();
-    let answer = run_backend(backend, request, &deadline).await?;
-    checked(answer, schema.as_deref(), false)
+    // Kept for the session's history only when there is a session.
+    let prompt = session.as_ref().map(|_| request.prompt.clone());
+    let answer = checked(
+        run_backend(backend, request, &deadline).await?,
+        schema.as_deref(),
+        false,
+    )?;
+    if let (Some(session), Some(prompt)) = (session, prompt) {
+        // The answer is the caller's now: the save has a bound of its own, not the call's
+        // deadline, and its failure is a warning.
+        let saving = Deadline::starting_now(SAVE_TIMEOUT, CancellationToken::new());
+        for warning in session.save(&prompt, &answer, &saving).await {
+            call.warn.warn(call.tag, warning).await;
+        }
+    }
+    Ok(answer)
+}
+
+/// How long saving a session may wait for the store's lock.
+const SAVE_TIMEOUT: Timeout = Timeout::whole_seconds(std::num::NonZeroU32::MIN.saturating_add(9));
+
+/// Checks a `session` / `backendSession` against the store (after the backend and sandbox).
+fn prepare_session(
+    env: &Env,
+    label: Option<&str>,
+    adopted: Option<&str>,
+    target: &Target,
+) -> Result<Option<Pending>, RelayError> {
+    if label.is_none() && adopted.is_none() {
+        return Ok(None);
+    }
+    let store = Store::from_env(env).map_err(|e| RelayError::Session(e.to_string()))?;
+    sessions::prepare(
+        store,
+        label,
+        adopted,
+        target.backend.name(),
+        target.backend.resume_strategy(),
+        &target.repo,
+    )
 }
 
 pub async fn review_relay(
@@ -289,6 +350,7 @@ pub async fn review_relay(
     let Prepared {
         backend,
         mut request,
+        session: _,
     } = prepare_review(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
@@ -308,7 +370,7 @@ pub async fn review_relay(
                 let warning = format!(
                     "[phone-a-friend] review() failed, falling back to generic relay: {message}"
                 );
-                call.warn.warn(warning).await;
+                call.warn.warn(call.tag, warning).await;
             }
             other => {
                 return streamed(settle(backend.name(), other, &call.cancel), &call.chunks).await
@@ -400,6 +462,8 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
         model,
         env: child_env,
         schema,
+        // Reviews have no sessions.
+        session: None,
         chunks,
         call_tag,
     })
@@ -413,7 +477,9 @@ pub async fn dry_run_relay(
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
     let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
-    let Prepared { backend, request } = prepare_relay(
+    let Prepared {
+        backend, request, ..
+    } = prepare_relay(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
@@ -436,7 +502,9 @@ pub async fn dry_run_review(
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
     let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
-    let Prepared { backend, request } = prepare_review(
+    let Prepared {
+        backend, request, ..
+    } = prepare_review(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;

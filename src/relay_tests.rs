@@ -74,7 +74,7 @@ impl Backend for Scripted {
 struct Warnings(Mutex<Vec<String>>);
 
 impl Warn for Warnings {
-    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, _: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         self.0.lock().expect("lock").push(message);
         Box::pin(async {})
     }

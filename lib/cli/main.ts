@@ -30,6 +30,9 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   schema: { type: 'string' },
   verdict: { type: 'boolean' },
+  session: { type: 'string' },
+  'backend-session': { type: 'string' },
+  'older-than': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -189,6 +192,8 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
     schema,
     verdict: flags.verdict,
+    session: flags.session,
+    backendSession: flags['backend-session'],
     signal,
   }
   if (review && prompt === undefined) delete (options as Partial<RelayOptions>).prompt
@@ -307,6 +312,35 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
 }
 
+/** `sessions list | delete <label> | prune --older-than <days>`: the session store. */
+async function runSessions(flags: Flags, args: string[]): Promise<number> {
+  const [action, ...labels] = args
+  const json = Boolean(flags.json)
+  const print = (value: unknown, text: string): void => void process.stdout.write(json ? `${JSON.stringify(value)}\n` : text)
+  if (action === 'list' || action === undefined) {
+    if (labels.length > 0) throw new UsageError(`unexpected argument: ${shown(labels[0])}`)
+    const sessions = await api().listSessions()
+    const lines = sessions.map((s) => `${s.label}\t${s.backend}\t${s.repoPath}\t${s.lastUsedAt}${s.backendSessionId ? `\t${s.backendSessionId}` : ''}\n`)
+    print(sessions, lines.join('') || 'no sessions\n')
+    return 0
+  }
+  if (action === 'delete') {
+    if (labels.length !== 1) throw new UsageError('sessions delete takes one label')
+    const deleted = await api().deleteSession(labels[0])
+    print({ deleted }, deleted ? `deleted ${labels[0]}\n` : `no session ${labels[0]}\n`)
+    return deleted ? 0 : EXIT_RELAY_ERROR
+  }
+  if (action === 'prune') {
+    if (labels.length > 0) throw new UsageError(`unexpected argument: ${shown(labels[0])}`)
+    const days = flags['older-than']
+    if (days === undefined || !DECIMAL.test(days)) throw new UsageError('sessions prune needs --older-than <days>, a number like 30 or 0.5')
+    const removed = await api().pruneSessions(Number(days))
+    print({ removed }, removed.map((label) => `pruned ${label}\n`).join('') || 'nothing to prune\n')
+    return 0
+  }
+  throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`)
+}
+
 async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   const { values: flags, positionals } = parseFlags(argv)
   const [command, ...rest] = positionals
@@ -322,6 +356,15 @@ async function dispatch(argv: string[], life: Lifetime): Promise<number> {
   if (flags.version) {
     process.stdout.write(`${version()}\n`)
     return 0
+  }
+  if (command === 'sessions') {
+    try {
+      return await runSessions(flags, rest)
+    } catch (error) {
+      if (error instanceof UsageError) throw error
+      printError(error, Boolean(flags.json))
+      return EXIT_RELAY_ERROR
+    }
   }
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${shown(rest[0])}`)
   if (command === 'doctor') return runDoctor(flags, life)

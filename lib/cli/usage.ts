@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--schema <file|json>] [--verdict] [--dry-run] [--no-stream] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run] [--no-stream] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -17,6 +17,10 @@ const RELAY_OPTIONS = `Relay options:
       --review             Review the changes against a base instead (prompt optional)
       --base <ref>         Base to review against; implies --review
                                                         (env PHONE_A_FRIEND_REVIEW_BASE, default main/master/HEAD~1)
+      --session <label>    Continue the conversation of this label (or start it): see
+                           \`phone-a-friend sessions\`
+      --backend-session <id>
+                           Attach to the backend's own session id
       --schema <file|json> A JSON Schema the answer must match (inline JSON, or a file); the
                            answer is its JSON text, checked (ERR_SCHEMA otherwise); not streamed
       --verdict            Review with a verdict: upstream's JSON envelope (ship, iterate,
@@ -31,18 +35,21 @@ const RELAY_OPTIONS = `Relay options:
 
 const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>"
 (after part of the answer was printed, that part stays on stdout).
-Exit codes: 0 answered, 1 relay error, 2 usage error; 129, 130, 143 stopped by SIGHUP, Ctrl-C,
-SIGTERM (the backend is killed); 141 output closed early (| head).`
+Exit codes: 0 answered, 1 relay error, 2 usage error; with --verdict 0 ship, 4 iterate,
+3 abstain; 129, 130, 143 stopped by SIGHUP, Ctrl-C, SIGTERM (the backend is killed); 141 output
+closed early (| head).`
 
 export const HELP = `phone-a-friend: ask another coding agent for a second opinion.
 
 ${USAGE_LINE}
        phone-a-friend doctor [--model <m>] [--json]
+       phone-a-friend sessions [list | delete <label> | prune --older-than <days>] [--json]
        phone-a-friend help [<command>] | <command> --help | --version
 
 Commands:
   relay    Ask a backend about the repository (the default)
   doctor   Which backends are ready, and how to get the rest
+  sessions List, delete or prune the labelled sessions
   help     This text, or a command's
 
 ${RELAY_OPTIONS}
@@ -75,11 +82,23 @@ Usage: phone-a-friend doctor [--model <m>] [--json]
 Exit codes: 0 at least one backend is ready, 1 none is, 2 usage error.
 `
 
+const SESSIONS_HELP = `phone-a-friend sessions: the session store (labels given with --session).
+
+Usage: phone-a-friend sessions [list] [--json]
+       phone-a-friend sessions delete <label> [--json]
+       phone-a-friend sessions prune --older-than <days> [--json]
+
+The store is sessions.json in PHONE_A_FRIEND_HOME, else $XDG_CONFIG_HOME/phone-a-friend, else
+~/.config/phone-a-friend.
+
+Exit codes: 0 done, 1 error (delete: no such session), 2 usage error.
+`
+
 const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
 
-Usage: phone-a-friend help [relay|doctor|help]
+Usage: phone-a-friend help [relay|doctor|sessions|help]
        phone-a-friend <command> --help
 `
 
 /** The commands, each with its help. */
-export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, help: HELP_HELP }
+export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, help: HELP_HELP }

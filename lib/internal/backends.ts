@@ -24,6 +24,17 @@ export interface BackendRunOptions {
    */
   schema: string | null
   /**
+   * In a session, for a backend whose `capabilities.resumeStrategy` is `'native-session'`: its
+   * own session id to continue (`resumeSession: true`), or `null` to start one (then report its
+   * id through `onSessionCreated`).
+   */
+  sessionId?: string | null
+  resumeSession?: boolean
+  /** In a session, for `'transcript-replay'`: the earlier turns, oldest first, to send before `prompt`. */
+  sessionHistory?: Array<{ role: string; content: string }>
+  /** Reports the backend's own session id (kept with the caller's session label). */
+  onSessionCreated?: (sessionId: string) => void
+  /**
    * Aborts when the relay gives up on this call: at its timeout (`reason`: a `RelayError` with
    * code `ERR_BACKEND_TIMEOUT`), when the caller aborts (`reason`: the caller's `signal.reason`)
    * or when the relay is cancelled otherwise. Never aborts once the call has settled.
@@ -59,6 +70,14 @@ export interface Backend {
   runStream?(options: BackendRunOptions): AsyncIterable<string>
   /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
   review?(options: BackendReviewOptions): Promise<string>
+  /**
+   * How it continues a conversation (SPEC 12), in upstream's shape: `'native-session'` (it keeps
+   * sessions: `run()` gets `sessionId`/`resumeSession` and reports new ids through
+   * `onSessionCreated`), `'transcript-replay'` (`run()` gets `sessionHistory`), or
+   * `'unsupported'` (the default: a `session` is refused with `ERR_SESSION`). Read when it is
+   * registered.
+   */
+  capabilities?: { resumeStrategy?: 'native-session' | 'transcript-replay' | 'unsupported' }
 }
 
 /** `key=value` entries each ended by NUL, as an object. */
@@ -71,13 +90,31 @@ function parseEnv(entries: string): Record<string, string> {
   return env
 }
 
-function optionsFor(call: BackendCall, signal: AbortSignal): BackendRunOptions | BackendReviewOptions {
+/** The session id a backend reports during one invocation. */
+interface Reported {
+  sessionId?: string
+}
+
+/** The session fields of `run()`'s options, for a call in a session. */
+function sessionOptions(options: Record<string, unknown>, call: BackendCall, reported: Reported): void {
+  if (!call.inSession) return
+  options.sessionId = call.sessionId ?? null
+  options.resumeSession = typeof call.sessionId === 'string'
+  if (typeof call.sessionHistory === 'string') options.sessionHistory = JSON.parse(call.sessionHistory) as unknown
+  options.onSessionCreated = (id: unknown) => {
+    if (typeof id !== 'string') throw invalidArgType('sessionId', 'of type string', id)
+    reported.sessionId = id
+  }
+}
+
+function optionsFor(call: BackendCall, signal: AbortSignal, reported: Reported): BackendRunOptions | BackendReviewOptions {
   let env: Record<string, string> | undefined
   // Built in place, not spread: a spread would read the lazy `env` at once.
   const options: Record<string, unknown> = {}
   if (call.method === 'run') {
     options.prompt = call.prompt ?? ''
     options.schema = call.schema ?? null
+    sessionOptions(options, call, reported)
   }
   options.repoPath = call.repoPath
   options.timeoutSeconds = call.timeoutSeconds
@@ -157,21 +194,33 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   const record = callRecord(call.callTag)
   // Opened before the first await: the native side aborts it only once this function has returned.
   const signal = openInvocation(call.invocation, name, record?.signal)
+  const reported: Reported = {}
   try {
-    const options = optionsFor(call, signal)
+    const options = optionsFor(call, signal, reported)
     // Relays the backend starts (through timers and promise chains too) see its depth.
     const output: unknown = await runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
       if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation)
       return backend.run(options as BackendRunOptions)
     })
-    if (typeof output === 'string') return { output }
+    if (typeof output === 'string') return { output, sessionId: reported.sessionId }
     return invalidOutput(name, call.method, output)
   } catch (thrown) {
     return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
   } finally {
     closeInvocation(call.invocation)
   }
+}
+
+const RESUME_STRATEGIES = ['native-session', 'transcript-replay', 'unsupported'] as const
+
+function resumeStrategyOf(backend: Backend): (typeof RESUME_STRATEGIES)[number] {
+  const { capabilities } = backend
+  if (capabilities === undefined || capabilities === null) return 'unsupported'
+  if (typeof capabilities !== 'object') throw invalidArgType('backend.capabilities', 'of type object', capabilities)
+  const strategy = capabilities.resumeStrategy ?? 'unsupported'
+  if (!RESUME_STRATEGIES.includes(strategy)) throw invalidArgType('backend.capabilities.resumeStrategy', `one of ${RESUME_STRATEGIES.join(', ')}`, strategy)
+  return strategy
 }
 
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
@@ -189,7 +238,7 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', (call: BackendCall) => invoke(backend, name, call))
+  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), (call: BackendCall) => invoke(backend, name, call))
 }
 
 /** Drops every backend registered from JS and restores the five built-ins. */

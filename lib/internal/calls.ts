@@ -16,6 +16,16 @@ export interface CallRecord {
   /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
   readonly thrown: Map<number, unknown>
   readonly signal?: AbortSignal
+  /** Where the call's warnings go (else `console.error`). */
+  readonly onWarning?: (message: string) => void
+}
+
+/** What a call brings besides its native options. */
+export interface CallOptions {
+  signal?: AbortSignal
+  /** A check 1 or 2 failure found in JS (see `refusedEarly`). */
+  refused?: RelayError
+  onWarning?: (message: string) => void
 }
 
 const calls = new Map<number, CallRecord>()
@@ -65,12 +75,12 @@ interface OpenCall {
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
  * a native cancellation token (registered here, so an abort cannot race it).
  */
-function openCall(signal: AbortSignal | undefined, refused: RelayError | undefined): OpenCall {
+function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
   // Checks that need no environment, file or backend fail here, before any of that is copied.
   if (refused) throw refused
   const tag = nextTag()
-  const record: CallRecord = { thrown: new Map(), signal }
+  const record: CallRecord = { thrown: new Map(), signal, onWarning }
   calls.set(tag, record)
   const cancelId = signal ? binding.openCancelToken(scope) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
@@ -89,12 +99,8 @@ function openCall(signal: AbortSignal | undefined, refused: RelayError | undefin
 }
 
 /** Runs one native call and turns a native failure into what the caller must see. */
-export async function callNative<T>(
-  signal: AbortSignal | undefined,
-  refused: RelayError | undefined,
-  start: (caller: NativeCaller) => Promise<T>,
-): Promise<T> {
-  const call = openCall(signal, refused)
+export async function callNative<T>(options: CallOptions, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
+  const call = openCall(options)
   try {
     return await start(call.caller)
   } catch (error) {
@@ -108,12 +114,8 @@ export async function callNative<T>(
  * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
  * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
  */
-export async function* streamNative(
-  signal: AbortSignal | undefined,
-  refused: RelayError | undefined,
-  start: (caller: NativeCaller) => number,
-): AsyncGenerator<string, string, undefined> {
-  const call = openCall(signal, refused)
+export async function* streamNative(options: CallOptions, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined> {
+  const call = openCall(options)
   let id: number | undefined
   let settled = false
   try {

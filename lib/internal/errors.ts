@@ -14,6 +14,7 @@ export type RelayErrorCode =
   | 'ERR_BACKEND_TIMEOUT'
   | 'ERR_TIMEOUT'
   | 'ERR_SCHEMA'
+  | 'ERR_SESSION'
   | 'ERR_BACKEND_FAILED'
   | 'ERR_BACKEND_NO_OUTPUT'
   | 'ERR_INTERNAL'

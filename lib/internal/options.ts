@@ -50,6 +50,16 @@ export interface RelayOptions {
    * The answer stays a string: the JSON text.
    */
   schema?: string | object | null
+  /**
+   * A label of yours for a conversation with this backend in this repository (SPEC 12): the
+   * first call starts it, later calls continue it (the backend's own session, or a replay of
+   * the earlier turns). Kept in the session store (see `listSessions()`).
+   */
+  session?: string | null
+  /** The backend's own session id to attach to (adopted under `session` when both are given). */
+  backendSession?: string | null
+  /** Receives the call's warnings (a new session, a store moved aside, a save that failed) instead of `console.error`. */
+  onWarning?: ((message: string) => void) | null
   /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
   dryRun?: false | null
 }
@@ -104,6 +114,8 @@ export interface ReviewRelayOptions {
    * @default false
    */
   verdict?: boolean | null
+  /** Receives the review's warnings (the native review's fallback) instead of `console.error`. */
+  onWarning?: ((message: string) => void) | null
   /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
   dryRun?: false | null
 }
@@ -155,15 +167,20 @@ export function signalOf(options: Fields): AbortSignal | undefined {
 
 /** `onChunk`, when one is given. */
 export function onChunkOf(options: Fields): ((text: string) => void) | undefined {
-  const value = options.onChunk
+  return callbackOf(options, 'onChunk')
+}
+
+function callbackOf(options: Fields, key: string): ((text: string) => void) | undefined {
+  const value = options[key]
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'function') throw invalidArgType('options.onChunk', 'of type function', value)
+  if (typeof value !== 'function') throw invalidArgType(`options.${key}`, 'of type function', value)
   return value as (text: string) => void
 }
 
 export interface Parsed<T> {
   options: T
   signal?: AbortSignal
+  onWarning?: (message: string) => void
   onChunk?: (text: string) => void
   dryRun: boolean
   /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
@@ -204,8 +221,10 @@ export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
     schema: schemaText(fields),
+    session: optionalString(fields, 'session'),
+    backendSession: optionalString(fields, 'backendSession'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
 }
 
 export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions> {
@@ -221,7 +240,7 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
     schema: schemaText(fields),
     verdict: optionalBoolean(fields, 'verdict'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }
 
 /** Options of the synchronous git helpers. */

@@ -25,6 +25,7 @@ use crate::bounded_text::{measure, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
+use crate::sessions::{uuid_session_flags, ResumeStrategy};
 use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::{is_js_whitespace, js_trim};
 
@@ -280,11 +281,16 @@ fn args(request: &RunRequest) -> Vec<OsString> {
             // No subagents: their tools would escape the policy above.
             "--disallowedTools",
             "Task",
-            // Nothing written to ~/.claude/projects for a one-off relay.
-            "--no-session-persistence",
         ]
         .map(OsString::from),
     );
+    if request.session.is_some() {
+        // `--session-id <uuid>` starts a session, `--resume <uuid>` continues it (BACKENDS-2).
+        args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
+    } else {
+        // Nothing written to ~/.claude/projects for a one-off relay.
+        args.push("--no-session-persistence".into());
+    }
     args
 }
 
@@ -356,6 +362,10 @@ impl Backend for Claude {
 
     fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
         None
+    }
+
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::NativeSession
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {

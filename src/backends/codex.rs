@@ -26,6 +26,7 @@ use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::schema::Schema;
+use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
 use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
 use crate::text::js_trim;
@@ -68,6 +69,8 @@ struct Invocation<'a> {
     tail: Vec<OsString>,
     /// Passed as `--output-schema` (codex's structured output).
     schema: Option<&'a Schema>,
+    /// The session the run belongs to: its thread id is reported from `thread.started`.
+    session: Option<&'a SessionTurn>,
     chunks: &'a ChunkSink,
 }
 
@@ -81,9 +84,15 @@ fn exec(request: &RunRequest) -> Invocation<'_> {
         env: &request.env,
         timeout: request.timeout,
         deadline: &request.deadline,
-        // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB).
-        tail: vec!["-".into()],
+        // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB). A session
+        // is continued with `resume <id>` after the exec options, which the resumed thread
+        // honours (verified with 0.169: the repository, the sandbox and the schema).
+        tail: match request.session.as_ref().and_then(|s| s.resume.as_deref()) {
+            Some(id) => vec!["resume".into(), id.into(), "-".into()],
+            None => vec!["-".into()],
+        },
         schema: request.schema.as_deref(),
+        session: request.session.as_ref(),
         chunks: &request.chunks,
     }
 }
@@ -105,6 +114,7 @@ fn review(request: &ReviewRequest) -> Invocation<'_> {
         ],
         // A review with a schema takes the generic path (`relay::native_review`).
         schema: None,
+        session: None,
         chunks: &request.chunks,
     }
 }
@@ -335,6 +345,9 @@ async fn invoke(
     let mut output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
         .await
         .map_err(|e| label.process_failure(e, invocation.timeout))?;
+    if let (Some(session), Some(id)) = (invocation.session, &events.thread_id) {
+        session.reported.set(id.as_str());
+    }
     // Without events, stdout is plain text; with them, its text is the last message.
     let stdout = if events.saw_events {
         events.last_message.take().unwrap_or_default()
@@ -417,6 +430,10 @@ impl Backend for Codex {
                 .map_err(|e| BackendFailure::reported(BackendFailureKind::Failed, e.to_string()))?;
             invoke(review(&request), StdinSource::Null, &cancel).await
         }))
+    }
+
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::NativeSession
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {

@@ -21,6 +21,7 @@ use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
+use crate::sessions::{uuid_session_flags, ResumeStrategy};
 use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::is_js_whitespace;
 
@@ -221,6 +222,10 @@ impl Backend for Gemini {
         None
     }
 
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::NativeSession
+    }
+
     fn plan(&self, request: &RunRequest) -> Plan {
         Plan::Command(CommandPlan {
             name: GEMINI.program.into(),
@@ -253,6 +258,10 @@ fn arguments(request: &RunRequest) -> Vec<OsString> {
     if let Some(model) = named_model(&request.model) {
         args.extend(["-m".into(), model.into()]);
     }
+    // Sessions are gemini's own, per project folder (the repository): `--session-id <uuid>`
+    // starts one, `--resume <uuid>` continues it (verified with 0.61: the next request holds
+    // the earlier turn).
+    args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
     // gemini reads stdin first and appends `--prompt`: an empty one adds nothing.
     args.extend(["--prompt".into(), OsString::new()]);
     args

@@ -29,6 +29,7 @@ use crate::deadline::Stop;
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::schema::Schema;
+use crate::sessions::ResumeStrategy;
 use crate::stream::ChunkSink;
 use crate::text::is_js_whitespace;
 
@@ -96,6 +97,10 @@ impl Backend for OllamaBackend {
         None
     }
 
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::TranscriptReplay
+    }
+
     fn plan(&self, request: &RunRequest) -> Plan {
         let base = base_url(request);
         Plan::Http {
@@ -115,7 +120,8 @@ impl Backend for OllamaBackend {
 struct ChatRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
-    messages: [ChatMessage<'a>; 1],
+    /// The session's earlier turns (a replay, SPEC 12), then the envelope.
+    messages: Vec<ChatMessage<'a>>,
     stream: bool,
     /// Ollama's structured output: the JSON Schema itself.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -139,10 +145,19 @@ fn chat_url(base: &str) -> String {
 fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
     ChatRequest {
         model: model(request),
-        messages: [ChatMessage {
-            role: "user",
-            content: &request.prompt,
-        }],
+        messages: request
+            .session
+            .iter()
+            .flat_map(|session| &session.history)
+            .map(|turn| ChatMessage {
+                role: &turn.role,
+                content: &turn.content,
+            })
+            .chain([ChatMessage {
+                role: "user",
+                content: &request.prompt,
+            }])
+            .collect(),
         stream: true,
         format: request.schema.as_deref().map(Schema::value),
     }
@@ -717,6 +732,7 @@ mod tests {
             model: None,
             env,
             schema: None,
+            session: None,
             chunks: crate::stream::ChunkSink::discard(),
             call_tag: 0,
         }

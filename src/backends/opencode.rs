@@ -24,6 +24,7 @@ use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
+use crate::sessions::ResumeStrategy;
 use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::js_trim;
 
@@ -78,6 +79,10 @@ fn args(request: &RunRequest) -> Vec<OsString> {
     if permission(&request.sandbox).is_none() {
         args.push("--auto".into());
     }
+    // `--session <id>` continues a session (its id from the first run's events, BACKENDS-2).
+    if let Some(id) = request.session.as_ref().and_then(|s| s.resume.as_deref()) {
+        args.extend(["--session".into(), id.into()]);
+    }
     args
 }
 
@@ -96,6 +101,8 @@ struct OpencodeEvents {
     unread: u64,
     /// The last `error` event's message.
     error: Option<String>,
+    /// The session the run used (every event carries `sessionID`): what `--session` continues.
+    session_id: Option<String>,
 }
 
 impl Default for OpencodeEvents {
@@ -107,6 +114,7 @@ impl Default for OpencodeEvents {
             answer: BoundedText::new(MAX_OUTPUT_BYTES),
             unread: 0,
             error: None,
+            session_id: None,
         }
     }
 }
@@ -127,6 +135,12 @@ impl EventParser for OpencodeEvents {
         };
         let kind = event.get("type").and_then(Value::as_str)?;
         self.saw_events = true;
+        if self.session_id.is_none() {
+            self.session_id = event
+                .get("sessionID")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
         match kind {
             "text" => self.text(event.get("part")?),
             "error" => {
@@ -235,6 +249,9 @@ impl Backend for Opencode {
             let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
                 .await
                 .map_err(|e| OPENCODE.process_failure(e, request.timeout))?;
+            if let (Some(session), Some(id)) = (&request.session, &events.session_id) {
+                session.reported.set(id.as_str());
+            }
             let saw_events = events.saw_events;
             let (streamed, error) = events.finish();
             if let Some(error) = error {
@@ -264,6 +281,10 @@ impl Backend for Opencode {
 
     fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
         None
+    }
+
+    fn resume_strategy(&self) -> ResumeStrategy {
+        ResumeStrategy::NativeSession
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {

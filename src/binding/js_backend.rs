@@ -25,6 +25,7 @@ use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest, Timeout,
 };
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::sessions::{ReportedId, ResumeStrategy};
 use crate::stream::ChunkSink;
 
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
@@ -52,6 +53,12 @@ pub struct BackendCall {
     pub review_prompt: Option<String>,
     /// The JSON Schema's text the answer must match (it is in the prompt too).
     pub schema: Option<String>,
+    /// In a session (SPEC 12): the backend's own session to continue (`native-session`).
+    pub session_id: Option<String>,
+    /// The earlier turns as a JSON array of `{ role, content }` (`transcript-replay`).
+    pub session_history: Option<String>,
+    /// Whether the call belongs to a session.
+    pub in_session: bool,
     /// The caller streams: the trampoline uses the backend's `runStream` when it has one and
     /// hands each chunk to `pushChunk`.
     pub stream: bool,
@@ -67,6 +74,8 @@ pub struct BackendOutcome {
     pub message: Option<String>,
     /// Where the trampoline keeps the thrown value.
     pub handle: Option<u32>,
+    /// The id the backend gave `onSessionCreated`.
+    pub session_id: Option<String>,
 }
 
 /// Why the relay gave up on an invocation: what `abortInvocation` receives.
@@ -134,6 +143,8 @@ pub struct JsBackend {
     pub name: String,
     pub allowed_sandboxes: Vec<String>,
     pub has_review: bool,
+    /// From its `capabilities.resumeStrategy`.
+    pub resume_strategy: ResumeStrategy,
     pub invoke: Arc<InvokeFn>,
     /// The scope's `abortInvocation`.
     pub abort: Arc<AbortFn>,
@@ -208,6 +219,8 @@ impl JsBackend {
         // What the call's deadline leaves of `timeout` (preparation used the rest).
         time_left: Duration,
         cancel: CancellationToken,
+        // Where a session id the backend reports goes.
+        reported: Option<ReportedId>,
     ) -> BackendResult {
         let (method, invocation) = (call.method.clone(), call.invocation);
         let invoke = self.invoke.clone();
@@ -258,7 +271,12 @@ impl JsBackend {
                     return Err(BackendFailure::Cancelled);
                 }
                 settled = &mut promise => return match settled {
-                    Ok(outcome) => outcome_result(&self.name, &method, outcome),
+                    Ok(outcome) => {
+                        if let (Some(reported), Some(id)) = (&reported, &outcome.session_id) {
+                            reported.set(id.as_str());
+                        }
+                        outcome_result(&self.name, &method, outcome)
+                    }
                     Err(e) => could_not_call(e),
                 },
                 () = &mut told_at, if !told => {
@@ -331,9 +349,17 @@ impl Backend for JsBackend {
             base: None,
             review_prompt: None,
             schema: request.schema.as_deref().map(|s| s.text().to_string()),
+            in_session: request.session.is_some(),
+            session_id: request.session.as_ref().and_then(|s| s.resume.clone()),
+            session_history: request
+                .session
+                .as_ref()
+                .filter(|_| self.resume_strategy == ResumeStrategy::TranscriptReplay)
+                .and_then(|s| serde_json::to_string(&s.history).ok()),
         };
+        let reported = request.session.map(|session| session.reported);
         Box::pin(async move {
-            let result = self.call(call, timeout, time_left, cancel).await;
+            let result = self.call(call, timeout, time_left, cancel, reported).await;
             drop(streaming);
             result
         })
@@ -363,12 +389,19 @@ impl Backend for JsBackend {
             review_prompt: request.prompt.clone(),
             // A review with a schema never reaches a native review().
             schema: None,
+            in_session: false,
+            session_id: None,
+            session_history: None,
             // A native review answers in one piece.
             stream: false,
         };
         Some(Box::pin(async move {
-            self.call(call, timeout, time_left, cancel).await
+            self.call(call, timeout, time_left, cancel, None).await
         }))
+    }
+
+    fn resume_strategy(&self) -> ResumeStrategy {
+        self.resume_strategy
     }
 
     fn plan(&self, _: &RunRequest) -> Plan {

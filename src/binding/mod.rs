@@ -6,6 +6,7 @@ mod dry_run;
 mod errors;
 mod js_backend;
 mod scope;
+mod sessions;
 mod stream;
 
 use napi::bindgen_prelude::PromiseRaw;
@@ -48,6 +49,8 @@ pub struct NativeRelayOptions {
     pub sandbox: Option<String>,
     /// JSON text (the wrapper stringifies an object).
     pub schema: Option<String>,
+    pub session: Option<String>,
+    pub backend_session: Option<String>,
 }
 
 /// `reviewRelay()` options after the wrapper checked their JS types.
@@ -94,6 +97,8 @@ impl From<NativeRelayOptions> for RelayOptions {
             model: options.model,
             sandbox: options.sandbox,
             schema: options.schema,
+            session: options.session,
+            backend_session: options.backend_session,
         }
     }
 }

@@ -21,18 +21,27 @@ use super::js_backend::{AbortFn, BackendCall, BackendOutcome, InvocationAbort, J
 use crate::backends::builtins;
 use crate::registry::Registry;
 use crate::relay::Warn;
+use crate::sessions::ResumeStrategy;
 
-type WarnFn = ThreadsafeFunction<String, (), String, Status, false, true>;
+/// A warning about one call: the wrapper gives it to that call's `onWarning`, else
+/// `console.error`.
+#[napi(object)]
+pub struct NativeWarning {
+    pub call_tag: u32,
+    pub message: String,
+}
+
+type WarnFn = ThreadsafeFunction<NativeWarning, (), NativeWarning, Status, false, true>;
 
 struct ConsoleWarn(Arc<WarnFn>);
 
 impl Warn for ConsoleWarn {
     /// Resolves once the JS sink has run, so the warning is printed before the fallback starts.
-    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let sink = self.0.clone();
         Box::pin(async move {
             // A closing environment cannot print; the relay goes on regardless.
-            let _ = sink.call_async(message).await;
+            let _ = sink.call_async(NativeWarning { call_tag, message }).await;
         })
     }
 }
@@ -97,7 +106,7 @@ fn close_scope(id: u32) {
 #[napi]
 pub fn create_scope(
     env: Env,
-    warn: Function<String, ()>,
+    warn: Function<NativeWarning, ()>,
     abort_invocation: Function<InvocationAbort, ()>,
 ) -> Result<u32> {
     // Weak: neither keeps Node alive once the work is done.
@@ -135,8 +144,14 @@ pub fn register_js_backend(
     name: String,
     allowed_sandboxes: Vec<String>,
     has_review: bool,
+    #[napi(ts_arg_type = "'native-session' | 'transcript-replay' | 'unsupported'")] resume_strategy: String,
     invoke: Function<BackendCall, Promise<BackendOutcome>>,
 ) -> Result<()> {
+    let resume_strategy = match resume_strategy.as_str() {
+        "native-session" => ResumeStrategy::NativeSession,
+        "transcript-replay" => ResumeStrategy::TranscriptReplay,
+        _ => ResumeStrategy::Unsupported,
+    };
     // Weak: a registered backend must not keep Node alive once the work is done.
     let invoke = invoke
         .build_threadsafe_function()
@@ -149,6 +164,7 @@ pub fn register_js_backend(
         name,
         allowed_sandboxes,
         has_review,
+        resume_strategy,
         invoke: Arc::new(invoke),
         abort: scope.abort.clone(),
     };
