@@ -19,6 +19,7 @@ pub mod lines;
 pub mod paths;
 pub mod registry;
 pub mod relay;
+pub mod relay_all;
 pub mod stream;
 pub mod subprocess;
 pub mod supervisor;

@@ -95,13 +95,9 @@ fn check_target(
     sandbox: Option<&str>,
 ) -> Result<Target, RelayError> {
     let timeout = call_timeout(timeout_seconds)?;
-    let repo = resolve(cwd, repo_path);
-    if !Path::new(&repo).is_dir() {
-        return Err(RelayError::InvalidRepo(repo));
-    }
-    let backend = registry.get(backend.unwrap_or(DEFAULT_BACKEND))?;
+    let repo = check_repo(cwd, repo_path)?;
     let sandbox = sandbox.unwrap_or(DEFAULT_SANDBOX).to_string();
-    check_sandbox(backend.as_ref(), &sandbox)?;
+    let backend = check_backend(registry, backend.unwrap_or(DEFAULT_BACKEND), &sandbox)?;
     Ok(Target {
         backend,
         repo,
@@ -110,15 +106,35 @@ fn check_target(
     })
 }
 
+/// Check 3: the repository, resolved against the caller's cwd.
+pub(crate) fn check_repo(cwd: &str, repo_path: &str) -> Result<String, RelayError> {
+    let repo = resolve(cwd, repo_path);
+    if !Path::new(&repo).is_dir() {
+        return Err(RelayError::InvalidRepo(repo));
+    }
+    Ok(repo)
+}
+
+/// Check 4: the backend exists and accepts the sandbox mode.
+pub(crate) fn check_backend(
+    registry: &Registry,
+    name: &str,
+    sandbox: &str,
+) -> Result<Arc<dyn Backend>, RelayError> {
+    let backend = registry.get(name)?;
+    check_sandbox(backend.as_ref(), sandbox)?;
+    Ok(backend)
+}
+
 /// Check 2: the call's timeout.
-fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
+pub(crate) fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
     Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
         .ok_or(RelayError::InvalidTimeout)
 }
 
 /// The call's one deadline, from its validated timeout; checks 1 (when there is a prompt) and 2
 /// come first, in the contract's order.
-fn call_deadline(
+pub(crate) fn call_deadline(
     prompt: Option<&str>,
     timeout_seconds: Option<f64>,
     cancel: &CancellationToken,
@@ -158,23 +174,8 @@ pub async fn prepare_relay(
         options.backend.as_deref(),
         options.sandbox.as_deref(),
     )?;
-    let context = resolve_context(
-        options.context_file.as_deref(),
-        options.context_text.as_deref(),
-        cwd,
-        deadline,
-    )
-    .await?;
-    let diff = if options.include_diff {
-        git::diff_for_relay(&target.repo, GitEnv::Exactly(env), deadline)
-            .await
-            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
-    } else {
-        String::new()
-    };
-    let envelope = build_envelope(&target.repo, &options.prompt, &context, &diff);
-    check_prompt_size(&envelope)?;
-    let child_env = next_relay_env(env)?;
+    let (envelope, child_env) =
+        prepare_envelope(&options, &target.repo, env, cwd, deadline).await?;
     Ok(Prepared {
         backend: target.backend,
         request: RunRequest {
@@ -189,6 +190,35 @@ pub async fn prepare_relay(
             call_tag,
         },
     })
+}
+
+/// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size) and the
+/// child's environment (depth).
+pub(crate) async fn prepare_envelope(
+    options: &RelayOptions,
+    repo: &str,
+    env: &Env,
+    cwd: &str,
+    deadline: &Deadline,
+) -> Result<(String, Env), RelayFailure> {
+    let context = resolve_context(
+        options.context_file.as_deref(),
+        options.context_text.as_deref(),
+        cwd,
+        deadline,
+    )
+    .await?;
+    let diff = if options.include_diff {
+        git::diff_for_relay(repo, GitEnv::Exactly(env), deadline)
+            .await
+            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
+    } else {
+        String::new()
+    };
+    let envelope = build_envelope(repo, &options.prompt, &context, &diff);
+    check_prompt_size(&envelope)?;
+    let child_env = next_relay_env(env)?;
+    Ok((envelope, child_env))
 }
 
 /// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the
@@ -389,7 +419,7 @@ fn not_aborted(deadline: &Deadline) -> Result<(), RelayFailure> {
 
 /// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
 /// the backend's to report (the request carries it): its own timeout error, as before.
-async fn run_backend(
+pub(crate) async fn run_backend(
     backend: Arc<dyn Backend>,
     request: RunRequest,
     deadline: &Deadline,
