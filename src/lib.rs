@@ -16,6 +16,7 @@ pub mod errors;
 pub mod git;
 pub mod limits;
 pub mod lines;
+pub mod mcp;
 pub mod paths;
 pub mod registry;
 pub mod relay;

@@ -8,6 +8,8 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
@@ -29,27 +31,56 @@ use crate::text::js_trim;
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
 const RUNNING_GIT_DIFF: &str = "running git diff";
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `relay()`'s options. Their JSON form (camelCase, as the JS API names them) and its JSON
+/// Schema are what the MCP server's `relay` tool takes.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RelayOptions {
+    /// What to ask the other agent. Must not be blank.
     pub prompt: String,
+    /// The repository the other agent works in; a relative path resolves against the caller's
+    /// working directory, an empty or absent one is that directory.
+    #[serde(default)]
     pub repo_path: String,
+    /// The backend to ask: codex, gemini or ollama. Default: codex.
     pub backend: Option<String>,
+    /// A file whose text goes into the prompt as additional context (at most 200,000 bytes).
     pub context_file: Option<String>,
+    /// Inline additional context (at most 200,000 bytes); not together with contextFile.
     pub context_text: Option<String>,
+    /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+    #[serde(default)]
     pub include_diff: bool,
+    /// Seconds the backend may take; a number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
+    /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
+    /// What the backend may change in the repository. Default: read-only.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `reviewRelay()`'s options; the MCP server's `review` tool takes their JSON form.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReviewOptions {
+    /// The repository to review; a relative path resolves against the caller's working
+    /// directory, an empty or absent one is that directory.
+    #[serde(default)]
     pub repo_path: String,
+    /// The backend to ask: codex, gemini or ollama. Default: codex.
     pub backend: Option<String>,
+    /// The branch or commit to diff against (`git diff <base>...HEAD`). Default: the first of
+    /// main, master that exists, else HEAD~1.
     pub base: Option<String>,
+    /// Review instructions. Default: "Review the following changes."
     pub prompt: Option<String>,
+    /// Seconds the backend may take; a number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
+    /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
+    /// What the backend may change in the repository. Default: read-only.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
 }
 
