@@ -12,17 +12,23 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
-use tokio::runtime::Handle;
-use tokio::sync::oneshot;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
-/// Bytes in flight between a thread and the server, each way.
+use tokio::io::{AsyncWrite, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::PollSender;
+
+/// Bytes in flight from the stdin thread to the server.
 const PIPE_BYTES: usize = 64 * 1024;
+/// Writes in flight from the server to the stdout thread; past that the server waits.
+const WRITES_IN_FLIGHT: usize = 16;
 
 /// The server's ends of the process's stdin and stdout.
 pub struct ProcessStdio {
     pub reader: ReadHalf<SimplexStream>,
-    pub writer: WriteHalf<SimplexStream>,
+    pub writer: ChannelWriter,
     /// Resolves once everything the server wrote reached fd 1 (or fd 1 broke).
     pub flushed: oneshot::Receiver<()>,
 }
@@ -36,17 +42,17 @@ pub fn take_process_stdio(handle: &Handle) -> io::Result<ProcessStdio> {
     replace(null.as_raw_fd(), 0)?;
     replace(2, 1)?;
     let (reader, to_server) = tokio::io::simplex(PIPE_BYTES);
-    let (from_server, writer) = tokio::io::simplex(PIPE_BYTES);
+    let (sender, from_server) = mpsc::channel(WRITES_IN_FLIGHT);
+    let writer = ChannelWriter(PollSender::new(sender));
     let (done, flushed) = oneshot::channel();
     let runtime = handle.clone();
     std::thread::Builder::new()
         .name("mcp-stdin".into())
         .spawn(move || pump_in(File::from(input), to_server, &runtime))?;
-    let runtime = handle.clone();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
-            pump_out(from_server, File::from(output), &runtime);
+            pump_out(from_server, File::from(output));
             let _ = done.send(());
         })?;
     Ok(ProcessStdio {
@@ -111,17 +117,38 @@ fn pump_in(mut input: File, mut to_server: WriteHalf<SimplexStream>, runtime: &H
     let _ = runtime.block_on(to_server.shutdown());
 }
 
-/// The server's output to stdout, until the server closes it or stdout breaks.
-fn pump_out(mut from_server: ReadHalf<SimplexStream>, mut output: File, runtime: &Handle) {
-    let mut buffer = vec![0u8; PIPE_BYTES];
-    loop {
-        let read = match runtime.block_on(from_server.read(&mut buffer)) {
-            Ok(0) | Err(_) => return,
-            Ok(read) => read,
-        };
-        if write_all(&mut output, &buffer[..read]).is_err() {
+/// The server's output to stdout, until the server drops its writer or stdout breaks.
+fn pump_out(mut from_server: mpsc::Receiver<Vec<u8>>, mut output: File) {
+    while let Some(bytes) = from_server.blocking_recv() {
+        if write_all(&mut output, &bytes).is_err() {
             return;
         }
+    }
+}
+
+/// The server's writer: each write goes to the stdout thread. Dropping it (which rmcp does
+/// when it stops, without always shutting it down) ends the thread once it wrote everything.
+pub struct ChannelWriter(PollSender<Vec<u8>>);
+
+impl AsyncWrite for ChannelWriter {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let closed = || io::Error::from(io::ErrorKind::BrokenPipe);
+        ready!(self.0.poll_reserve(cx)).map_err(|_| closed())?;
+        self.0.send_item(buf.to_vec()).map_err(|_| closed())?;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.close();
+        Poll::Ready(Ok(()))
     }
 }
 
