@@ -4,7 +4,10 @@ exports.COMMAND_HELP = exports.HELP = exports.USAGE_LINE = void 0;
 exports.USAGE_LINE = 'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--dry-run] [--no-stream] [--json]';
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
-  -t, --to <backend>       codex, gemini, ollama        (env PHONE_A_FRIEND_BACKEND, default codex)
+  -t, --to <backend>       codex, gemini, ollama        (env PHONE_A_FRIEND_BACKEND, default codex);
+                           several, comma-separated (codex,gemini), are asked at once: each
+                           answer is printed under a header (=== codex ===), --json prints
+                           [{ backend, ok, answer | error }], exit 1 if any failed
   -r, --repo <dir>         Repository to work in        (default: the current directory)
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
@@ -31,11 +34,13 @@ exports.HELP = `phone-a-friend: ask another coding agent for a second opinion.
 
 ${exports.USAGE_LINE}
        phone-a-friend doctor [--model <m>] [--json]
+       phone-a-friend mcp
        phone-a-friend help [<command>] | <command> --help | --version
 
 Commands:
   relay    Ask a backend about the repository (the default)
   doctor   Which backends are ready, and how to get the rest
+  mcp      Serve relay, review and backends as MCP tools on stdin/stdout
   help     This text, or a command's
 
 ${RELAY_OPTIONS}
@@ -64,10 +69,27 @@ Usage: phone-a-friend doctor [--model <m>] [--json]
 
 Exit codes: 0 at least one backend is ready, 1 none is, 2 usage error.
 `;
+const MCP_HELP = `phone-a-friend mcp: serve the relay over the Model Context Protocol (stdio).
+
+Usage: phone-a-friend mcp
+
+Tools: relay (ask a backend about a repository), review (a review of base...HEAD) and
+backends (which are ready). repoPath defaults to the directory the server was started in.
+The answer streams as progress notifications when the client asks for progress;
+notifications/cancelled stops the backend. The server ends when its client closes stdin.
+
+  Claude Code:  claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp
+  Codex:        ~/.codex/config.toml
+                  [mcp_servers.phone-a-friend]
+                  command = "npx"
+                  args = ["-y", "@phone-a-friend/relay", "mcp"]
+  Gemini CLI:   ~/.gemini/settings.json
+                  { "mcpServers": { "phone-a-friend": { "command": "npx", "args": ["-y", "@phone-a-friend/relay", "mcp"] } } }
+`;
 const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
 
-Usage: phone-a-friend help [relay|doctor|help]
+Usage: phone-a-friend help [relay|doctor|mcp|help]
        phone-a-friend <command> --help
 `;
 /** The commands, each with its help. */
-exports.COMMAND_HELP = { relay: RELAY_HELP, doctor: DOCTOR_HELP, help: HELP_HELP };
+exports.COMMAND_HELP = { relay: RELAY_HELP, doctor: DOCTOR_HELP, mcp: MCP_HELP, help: HELP_HELP };
