@@ -99,14 +99,16 @@ impl RelayServer {
             .tracker
             .track_future(work(self.config.registry.clone(), call));
         let forward = forward_progress(peer, progress, source);
+        // A cancelled request fires the relay's token; the relay is not dropped but left to stop
+        // its backend and settle (as aborted), so this only ever ends through the first branch.
+        let relay_cancel = async {
+            request.cancelled().await;
+            cancel.cancel();
+            std::future::pending::<()>().await
+        };
         tokio::select! {
             (result, ()) = async { tokio::join!(relay, forward) } => result,
-            // The relay sees its token fire, stops its backend and settles as aborted.
-            () = async {
-                request.cancelled().await;
-                cancel.cancel();
-                std::future::pending::<()>().await
-            } => Err(RelayFailure::Aborted),
+            () = relay_cancel => Err(RelayFailure::Aborted),
         }
     }
 }
