@@ -129,6 +129,13 @@ export declare const MAX_PROMPT_BYTES: number
 
 export declare const MAX_RELAY_DEPTH: number
 
+/** How one backend of a `relayAll()` call settled: `answer` or `failure`. */
+export interface NativeBackendOutcome {
+  backend: string
+  answer?: string
+  failure?: string
+}
+
 /**
  * Snapshotted on the JS thread when the call is made, so nothing reads the process's
  * environment from another thread.
@@ -264,6 +271,8 @@ export declare function registerJsBackend(scope: number, name: string, allowedSa
 
 export declare function relay(options: NativeRelayOptions, caller: NativeCaller): Promise<string>
 
+export declare function relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): Promise<Array<NativeBackendOutcome>>
+
 /** Starts `relay()` with its text streamed; the wrapper calls it on the first `next()`. */
 export declare function relayStream(options: NativeRelayOptions, caller: NativeCaller): number
 
@@ -274,6 +283,13 @@ export declare function reviewRelay(options: NativeReviewOptions, caller: Native
 
 /** Starts `reviewRelay()` with its text streamed (for `onChunk`). */
 export declare function reviewStream(options: NativeReviewOptions, caller: NativeCaller): number
+
+/**
+ * Serves MCP on fd 0 and 1 until stdin closes. From then on nothing else in the process can
+ * use them: stdin reads `/dev/null`, stdout writes go to stderr. Relays use the environment and
+ * `cwd` as they are now and the built-in backends only (JS backends are not served).
+ */
+export declare function serveMcp(scope: number, cwd: string): Promise<void>
 
 /**
  * Gives up on a stream (`break`, `return()`, a throwing `onChunk`): the run is aborted, its

@@ -1,6 +1,8 @@
-import { type GitHelperOptions, type DryRunRelayOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
+import { type RelayAllResult } from './internal/calls.js';
+import { type GitHelperOptions, type DryRunRelayOptions, type RelayAllOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
-export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
+export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
+export type { RelayAllResult } from './internal/calls.js';
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
 export type { DryRun, DryRunAction } from './internal/dry-run.js';
 export type { Verdict, VerdictFinding } from './internal/verdict.js';
@@ -31,6 +33,20 @@ export declare function relay(options: RelayOptions): Promise<string>;
  * catch up.
  */
 export declare function relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined>;
+/**
+ * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
+ * and shared; the backends run concurrently and each settles on its own, so the call takes as
+ * long as the slowest one and one failure does not affect the others. Resolves with one result
+ * per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
+ * `{ backend, ok: false, error }` (a `RelayError`).
+ *
+ * What depends on the backend fails that backend alone: a name nobody registered
+ * (`ERR_UNSUPPORTED_BACKEND`), a sandbox mode it refuses (`ERR_INVALID_SANDBOX`), and whatever
+ * happens when it runs. Every other check (prompt, timeout, repository, context, diff, sizes,
+ * depth) rejects the whole call with the `RelayError` `relay()` would give, whatever the
+ * backends. The signal aborts every backend: the call rejects with an `AbortError`.
+ */
+export declare function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]>;
 /**
  * Asks a backend to review the changes between `base` and `HEAD`: its native review when it has
  * one, else the diff in the prompt. Rejects like `relay()`.

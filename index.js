@@ -3,6 +3,7 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.MAX_RELAY_DEPTH = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.DEFAULT_TIMEOUT_SECONDS = exports.registerBackend = exports.BackendError = exports.RelayError = void 0;
 exports.relay = relay;
 exports.relayStream = relayStream;
+exports.relayAll = relayAll;
 exports.reviewRelay = reviewRelay;
 exports.listSessions = listSessions;
 exports.deleteSession = deleteSession;
@@ -59,6 +60,23 @@ async function* relayStream(options) {
     if (dryRun)
         throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true);
     return yield* (0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.relayStream(native, caller));
+}
+/**
+ * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
+ * and shared; the backends run concurrently and each settles on its own, so the call takes as
+ * long as the slowest one and one failure does not affect the others. Resolves with one result
+ * per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
+ * `{ backend, ok: false, error }` (a `RelayError`).
+ *
+ * What depends on the backend fails that backend alone: a name nobody registered
+ * (`ERR_UNSUPPORTED_BACKEND`), a sandbox mode it refuses (`ERR_INVALID_SANDBOX`), and whatever
+ * happens when it runs. Every other check (prompt, timeout, repository, context, diff, sizes,
+ * depth) rejects the whole call with the `RelayError` `relay()` would give, whatever the
+ * backends. The signal aborts every backend: the call rejects with an `AbortError`.
+ */
+async function relayAll(options) {
+    const parsed = (0, options_js_1.nativeRelayAllOptions)(options);
+    return (0, calls_js_1.callNativeAll)(parsed, (caller) => native_js_1.binding.relayAll(parsed.options, parsed.backends, caller));
 }
 async function reviewRelay(options) {
     const parsed = (0, options_js_1.nativeReviewOptions)(options);

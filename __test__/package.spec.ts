@@ -68,13 +68,41 @@ describe('the installed package', () => {
     expect(run('npx', ['--no-install', 'phone-a-friend', '--version'], project).trim()).toBe('0.1.0')
   })
 
+  it('npx phone-a-friend mcp serves MCP on stdio and exits when stdin closes', () => {
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'relay', arguments: { prompt: ' ' } } },
+    ]
+    const input = lines.map((line) => `${JSON.stringify(line)}\n`).join('')
+    const out = execFileSync('npx', ['--no-install', 'phone-a-friend', 'mcp'], { cwd: project, input, encoding: 'utf8', timeout: 30_000 })
+    // Requests are served concurrently: answers come in any order.
+    const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result: Record<string, unknown> }).sort((a, b) => a.id - b.id)
+    expect(answers.map((answer) => answer.id)).toEqual([1, 2, 3])
+    expect(answers[0].result.serverInfo).toMatchObject({ name: 'phone-a-friend', version: '0.1.0' })
+    expect((answers[1].result.tools as Array<{ name: string }>).map((tool) => tool.name).sort()).toEqual(['backends', 'relay', 'review'])
+    expect(answers[2].result).toMatchObject({ isError: true, structuredContent: { error: { code: 'ERR_PROMPT_REQUIRED' } } })
+  })
+
+  it('relayAll() asks several backends at once', () => {
+    const out = run(process.execPath, ['-e', `
+      const { relayAll, registerBackend } = require('@phone-a-friend/relay')
+      registerBackend({ name: 'a', allowedSandboxes: ['read-only'], run: async () => 'from a' })
+      registerBackend({ name: 'b', allowedSandboxes: ['read-only'], run: async () => 'from b' })
+      relayAll({ prompt: 'p', repoPath: '.', backends: ['a', 'b', 'nope'] }).then((results) =>
+        console.log(JSON.stringify(results.map((r) => (r.ok ? r.answer : r.error.code)))))
+    `], project)
+    expect(JSON.parse(out)).toEqual(['from a', 'from b', 'ERR_UNSUPPORTED_BACKEND'])
+  })
+
   it('require() gives the API', () => {
     const out = run(process.execPath, ['-e', `
       const api = require('@phone-a-friend/relay')
-      const names = ['relay', 'reviewRelay', 'detectDefaultBranch', 'gitDiffBase', 'registerBackend', 'checkBackends', '_resetRegistry']
+      const names = ['relay', 'relayAll', 'reviewRelay', 'detectDefaultBranch', 'gitDiffBase', 'registerBackend', 'checkBackends', '_resetRegistry']
       console.log(JSON.stringify({ fns: names.map((n) => typeof api[n]), max: api.MAX_PROMPT_BYTES, error: new api.RelayError('m', 'ERR_TOO_LARGE').name }))
     `], project)
-    expect(JSON.parse(out)).toEqual({ fns: Array(7).fill('function'), max: 500_000, error: 'RelayError' })
+    expect(JSON.parse(out)).toEqual({ fns: Array(8).fill('function'), max: 500_000, error: 'RelayError' })
   })
 
   it('import gives the same API, and the same classes as require()', () => {
@@ -96,13 +124,17 @@ describe('the installed package', () => {
     }
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig))
     writeFileSync(join(project, 'good.ts'), `
-      import { relay, reviewRelay, RelayError, type RelayOptions, type Backend, type DryRun, registerBackend } from '@phone-a-friend/relay'
+      import { relay, relayAll, reviewRelay, RelayError, type RelayAllResult, type RelayOptions, type Backend, type DryRun, registerBackend } from '@phone-a-friend/relay'
       const options: RelayOptions = { prompt: 'p', repoPath: '.', sandbox: 'workspace-write', timeoutSeconds: 5, signal: AbortSignal.timeout(1000) }
       const backend: Backend = { name: 'b', allowedSandboxes: new Set(['read-only'] as const), run: async (o) => o.prompt }
       registerBackend(backend)
       export async function use(): Promise<string> {
         try { return await relay(options) } catch (e) { if (e instanceof RelayError) return e.code }
         return reviewRelay({ repoPath: '.', base: 'main' })
+      }
+      export async function several(): Promise<string[]> {
+        const results: RelayAllResult[] = await relayAll({ prompt: 'p', repoPath: '.', backends: ['codex', 'gemini'] })
+        return results.map((result) => (result.ok ? result.answer : result.error.code))
       }
       export async function plan(): Promise<number> {
         const dryRun: DryRun = await relay({ ...options, dryRun: true })

@@ -134,6 +134,19 @@ function readStdin(signal) {
         signal.addEventListener('abort', onAbort);
     });
 }
+/** The backends a `--to` (or PHONE_A_FRIEND_BACKEND) of comma-separated names asks, else undefined. */
+function severalBackends(to, review, dryRun) {
+    if (to === undefined || !to.includes(','))
+        return undefined;
+    const names = to.split(',').map((name) => name.trim());
+    if (names.some((name) => name === ''))
+        throw new UsageError(`invalid --to value ${JSON.stringify(to)}: expected backend names separated by commas, like codex,gemini`);
+    if (review)
+        throw new UsageError('--review asks one backend: name one with --to');
+    if (dryRun)
+        throw new UsageError('--dry-run describes one backend: name one with --to');
+    return names;
+}
 /** Largest schema file the CLI reads (a schema is a few kilobytes; the prompt limit is 500,000 bytes). */
 const MAX_SCHEMA_FILE_BYTES = 1024 * 1024;
 /** `--schema`: JSON given inline (it starts with `{` or is `true`/`false`), else a file holding it. */
@@ -172,11 +185,13 @@ async function buildRequest(flags, signal) {
         throw new UsageError('missing --prompt');
     const timeout = timeoutSeconds(flags);
     const schema = await schemaOf(flags);
+    const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND');
+    const backends = severalBackends(backend, review, Boolean(flags['dry-run']));
     const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt;
     const options = {
         prompt: prompt,
         repoPath: flags.repo ?? process.cwd(),
-        backend: flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND'),
+        backend: backends === undefined ? backend : undefined,
         contextFile: flags['context-file'],
         contextText: flags['context-text'],
         includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
@@ -192,15 +207,42 @@ async function buildRequest(flags, signal) {
     };
     if (review && prompt === undefined)
         delete options.prompt;
-    return { review, options };
+    return { review, options, backends };
+}
+/** `{ code, message }` of any failure. */
+function codedError(error) {
+    const { code, message } = error;
+    return { code: typeof code === 'string' ? code : 'ERR_UNEXPECTED', message: typeof message === 'string' ? message : String(error) };
 }
 function printError(error, json) {
-    const { code, message } = error;
-    const coded = { code: typeof code === 'string' ? code : 'ERR_UNEXPECTED', message: typeof message === 'string' ? message : String(error) };
+    const coded = codedError(error);
     if (json)
         process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`);
     else
         process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
+}
+/**
+ * `--to a,b` (SPEC 15): asks every backend at once. Each answer goes to stdout under a header
+ * (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>] (<backend>):
+ * <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
+ */
+async function relayToSeveral(library, request, json, stopSpinner) {
+    const { backend: _one, ...options } = request.options;
+    const results = await library.relayAll({ ...options, backends: request.backends });
+    stopSpinner();
+    if (json) {
+        const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }));
+        process.stdout.write(`${JSON.stringify(shown)}\n`);
+    }
+    else {
+        const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []));
+        process.stdout.write(answers.join('\n'));
+        for (const result of results) {
+            if (!result.ok)
+                process.stderr.write(`Error [${result.error.code}] (${result.backend}): ${result.error.message}\n`);
+        }
+    }
+    return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR;
 }
 /** `stop` made safe to call more than once. */
 function once(stop) {
@@ -267,6 +309,10 @@ async function runRelay(flags, life) {
             const { formatDryRun } = await import('./dry-run-printer.js');
             process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, dryRun })}\n` : formatDryRun(dryRun));
             return 0;
+        }
+        if (request.backends !== undefined) {
+            stopSpinner = once(startSpinner(`asking ${request.backends.join(', ')}…`));
+            return await relayToSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), stopSpinner);
         }
         stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`));
         // JSON answers (--schema, --verdict) are all or nothing: never streamed.
@@ -376,6 +422,8 @@ async function dispatch(argv, life) {
         throw new UsageError(`unexpected argument: ${shown(rest[0])}`);
     if (command === 'doctor')
         return runDoctor(flags, life);
+    if (command === 'mcp')
+        throw new UsageError('mcp takes no options');
     if (command === undefined || command === 'relay')
         return runRelay(flags, life);
     throw unknownCommand(command);
@@ -391,8 +439,33 @@ function printUsageError(error, json) {
     else
         process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
 }
+/**
+ * `phone-a-friend mcp` (SPEC 16): the MCP server on stdin and stdout, until the client closes
+ * stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
+ * here may touch `process.stdin` or `process.stdout` (not even to listen for their errors).
+ */
+async function runMcp(argv) {
+    const [, ...rest] = argv;
+    if (rest.length > 0) {
+        process.stderr.write(`phone-a-friend: mcp takes no arguments: ${shown(rest.join(' '))}\nUsage: phone-a-friend mcp\n`);
+        return EXIT_USAGE;
+    }
+    try {
+        const { binding, scope } = require('../internal/native.js');
+        await binding.serveMcp(scope, process.cwd());
+        return 0;
+    }
+    catch (error) {
+        process.stderr.write(`phone-a-friend mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+        return EXIT_RELAY_ERROR;
+    }
+}
 /** Runs the CLI; sets `process.exitCode` rather than exiting, so no output is cut short. */
 async function main(argv) {
+    if (argv[0] === 'mcp' && !argv.some((arg) => arg === '--help' || arg === '-h')) {
+        process.exitCode = await runMcp(argv);
+        return;
+    }
     const life = new lifetime_js_1.Lifetime();
     let code;
     try {

@@ -1,4 +1,4 @@
-import type { NativeCaller } from '../binding.js';
+import type { NativeBackendOutcome, NativeCaller } from '../binding.js';
 import { RelayError } from './errors.js';
 /** What one relay call keeps on the JS side while it runs. */
 export interface CallRecord {
@@ -20,6 +20,23 @@ export declare function callRecord(tag: number): CallRecord | undefined;
 export declare function keepThrown(record: CallRecord, value: unknown): number;
 /** Runs one native call and turns a native failure into what the caller must see. */
 export declare function callNative<T>(options: CallOptions, start: (caller: NativeCaller) => Promise<T>): Promise<T>;
+/** How one backend of a `relayAll()` call settled. */
+export type RelayAllResult = {
+    backend: string;
+    ok: true;
+    answer: string;
+} | {
+    backend: string;
+    ok: false;
+    error: RelayError;
+};
+/**
+ * Runs a native `relayAll()` call: a failure of the whole call rejects; each backend's own failure
+ * becomes its `RelayError`. A value a JS backend threw that is not one is wrapped in one
+ * (`ERR_BACKEND_FAILED`, the value as its `cause`), so one backend's TypeError neither rejects
+ * the call nor breaks the result's type.
+ */
+export declare function callNativeAll(options: CallOptions, start: (caller: NativeCaller) => Promise<NativeBackendOutcome[]>): Promise<RelayAllResult[]>;
 /**
  * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
  * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.

@@ -3,6 +3,7 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.callRecord = callRecord;
 exports.keepThrown = keepThrown;
 exports.callNative = callNative;
+exports.callNativeAll = callNativeAll;
 exports.streamNative = streamNative;
 exports.collectStream = collectStream;
 exports.fromNative = fromNative;
@@ -77,6 +78,33 @@ async function callNative(options, start) {
     const call = openCall(options);
     try {
         return await start(call.caller);
+    }
+    catch (error) {
+        throw fromNative(error, call.record);
+    }
+    finally {
+        call.close();
+    }
+}
+/**
+ * Runs a native `relayAll()` call: a failure of the whole call rejects; each backend's own failure
+ * becomes its `RelayError`. A value a JS backend threw that is not one is wrapped in one
+ * (`ERR_BACKEND_FAILED`, the value as its `cause`), so one backend's TypeError neither rejects
+ * the call nor breaks the result's type.
+ */
+async function callNativeAll(options, start) {
+    const call = openCall(options);
+    try {
+        const outcomes = await start(call.caller);
+        return outcomes.map(({ backend, answer, failure }) => {
+            if (failure === undefined || failure === null)
+                return { backend, ok: true, answer: answer ?? '' };
+            const error = fromNative(new Error(failure), call.record);
+            if (error instanceof errors_js_1.RelayError)
+                return { backend, ok: false, error };
+            const message = error instanceof Error ? error.message : String(error);
+            return { backend, ok: false, error: new errors_js_1.RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }) };
+        });
     }
     catch (error) {
         throw fromNative(error, call.record);

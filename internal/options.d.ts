@@ -136,6 +136,19 @@ export interface Parsed<T> {
 }
 export declare function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions>;
 export declare function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>;
+/** `relayAll()` options (SPEC 15): those of `relay()`, with `backends` in place of `backend`. */
+export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal'> {
+    /**
+     * The backends to ask, all at once, each on the same envelope; at least one. The results come
+     * in this order (a name given twice is asked twice).
+     */
+    backends: string[];
+    /** Cancels every backend of the call: the promise rejects with an `AbortError`. */
+    signal?: AbortSignal;
+}
+export declare function nativeRelayAllOptions(input: unknown): Parsed<NativeRelayOptions> & {
+    backends: string[];
+};
 /** Options of the synchronous git helpers. */
 export interface GitHelperOptions {
     /**

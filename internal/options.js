@@ -4,6 +4,7 @@ exports.signalOf = signalOf;
 exports.onChunkOf = onChunkOf;
 exports.nativeRelayOptions = nativeRelayOptions;
 exports.nativeReviewOptions = nativeReviewOptions;
+exports.nativeRelayAllOptions = nativeRelayAllOptions;
 exports.gitHelperTimeout = gitHelperTimeout;
 exports.stringArgument = stringArgument;
 const errors_js_1 = require("./errors.js");
@@ -118,6 +119,21 @@ function nativeReviewOptions(input) {
         verdict: optionalBoolean(fields, 'verdict'),
     };
     return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) };
+}
+function nativeRelayAllOptions(input) {
+    const fields = objectArgument(input, 'options');
+    const backends = fields.backends;
+    if (!Array.isArray(backends) || backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
+        throw (0, errors_js_1.invalidArgType)('options.backends', 'a non-empty array of strings', backends);
+    }
+    // Options that mean something else here are refused rather than silently ignored.
+    if (fields.backend !== undefined && fields.backend !== null)
+        throw (0, errors_js_1.invalidArgType)('options.backend', 'undefined for relayAll() (name them in backends)', fields.backend);
+    if (fields.onChunk !== undefined && fields.onChunk !== null)
+        throw (0, errors_js_1.invalidArgType)('options.onChunk', 'undefined for relayAll()', fields.onChunk);
+    if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false)
+        throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayAll()', fields.dryRun);
+    return { ...nativeRelayOptions(fields), backends: [...backends] };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

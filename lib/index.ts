@@ -3,15 +3,17 @@
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
 import { binding } from './internal/native.js'
-import { callNative, collectStream, fromNative, streamNative } from './internal/calls.js'
+import { callNative, callNativeAll, collectStream, fromNative, streamNative, type RelayAllResult } from './internal/calls.js'
 import { invalidArgType } from './internal/errors.js'
 import {
   gitHelperTimeout,
+  nativeRelayAllOptions,
   nativeRelayOptions,
   nativeReviewOptions,
   stringArgument,
   type GitHelperOptions,
   type DryRunRelayOptions,
+  type RelayAllOptions,
   type DryRunReviewOptions,
   type RelayOptions,
   type ReviewRelayOptions,
@@ -19,7 +21,8 @@ import {
 } from './internal/options.js'
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
-export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export type { RelayAllResult } from './internal/calls.js'
 export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
@@ -66,6 +69,24 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
   // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
   if (dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
   return yield* streamNative(parsed, (caller) => binding.relayStream(native, caller))
+}
+
+/**
+ * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
+ * and shared; the backends run concurrently and each settles on its own, so the call takes as
+ * long as the slowest one and one failure does not affect the others. Resolves with one result
+ * per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
+ * `{ backend, ok: false, error }` (a `RelayError`).
+ *
+ * What depends on the backend fails that backend alone: a name nobody registered
+ * (`ERR_UNSUPPORTED_BACKEND`), a sandbox mode it refuses (`ERR_INVALID_SANDBOX`), and whatever
+ * happens when it runs. Every other check (prompt, timeout, repository, context, diff, sizes,
+ * depth) rejects the whole call with the `RelayError` `relay()` would give, whatever the
+ * backends. The signal aborts every backend: the call rejects with an `AbortError`.
+ */
+export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]> {
+  const parsed = nativeRelayAllOptions(options)
+  return callNativeAll(parsed, (caller) => binding.relayAll(parsed.options, parsed.backends, caller))
 }
 
 /**

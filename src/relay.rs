@@ -8,6 +8,8 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
@@ -32,36 +34,69 @@ use crate::verdict;
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
 const RUNNING_GIT_DIFF: &str = "running git diff";
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `relay()`'s options. Their JSON form (camelCase, as the JS API names them) and its JSON
+/// Schema are what the MCP server's `relay` tool takes.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RelayOptions {
+    /// What to ask the other agent. Must not be blank.
     pub prompt: String,
+    /// The repository the other agent works in; a relative path resolves against the caller's
+    /// working directory, an empty or absent one is that directory.
+    #[serde(default)]
     pub repo_path: String,
+    /// The backend to ask: codex, gemini, claude, opencode or ollama. Default: codex.
     pub backend: Option<String>,
+    /// A file whose text goes into the prompt as additional context (at most 200,000 bytes).
     pub context_file: Option<String>,
+    /// Inline additional context (at most 200,000 bytes); not together with contextFile.
     pub context_text: Option<String>,
+    /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+    #[serde(default)]
     pub include_diff: bool,
+    /// Seconds the backend may take; a number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
+    /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
+    /// What the backend may change in the repository. Default: read-only.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
-    /// A JSON Schema's text (SPEC 13).
+    /// A JSON Schema (its JSON text) the answer must match; the answer is then its JSON text.
     pub schema: Option<String>,
-    /// Our label for a conversation to continue or start (SPEC 12).
+    /// A label of yours for a conversation with this backend in this repository: the first
+    /// call starts it, later ones continue it.
     pub session: Option<String>,
     /// The backend's own session id to attach to.
     pub backend_session: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `reviewRelay()`'s options; the MCP server's `review` tool takes their JSON form.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReviewOptions {
+    /// The repository to review; a relative path resolves against the caller's working
+    /// directory, an empty or absent one is that directory.
+    #[serde(default)]
     pub repo_path: String,
+    /// The backend to ask: codex, gemini, claude, opencode or ollama. Default: codex.
     pub backend: Option<String>,
+    /// The branch or commit to diff against (`git diff <base>...HEAD`). Default: the first of
+    /// main, master that exists, else HEAD~1.
     pub base: Option<String>,
+    /// Review instructions. Default: "Review the following changes."
     pub prompt: Option<String>,
+    /// Seconds the backend may take; a number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
+    /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
+    /// What the backend may change in the repository. Default: read-only.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
+    /// A JSON Schema (its JSON text) the answer must match; not together with verdict.
     pub schema: Option<String>,
-    /// Ask for upstream's verdict envelope (SPEC 13); not together with `schema`.
+    /// Answer with a verdict envelope (schema_version 1: ship, iterate or abstain, with
+    /// findings), checked against its findings.
+    #[serde(default)]
     pub verdict: bool,
 }
 
@@ -110,13 +145,9 @@ fn check_target(
     sandbox: Option<&str>,
 ) -> Result<Target, RelayError> {
     let timeout = call_timeout(timeout_seconds)?;
-    let repo = resolve(cwd, repo_path);
-    if !Path::new(&repo).is_dir() {
-        return Err(RelayError::InvalidRepo(repo));
-    }
-    let backend = registry.get(backend.unwrap_or(DEFAULT_BACKEND))?;
+    let repo = check_repo(cwd, repo_path)?;
     let sandbox = sandbox.unwrap_or(DEFAULT_SANDBOX).to_string();
-    check_sandbox(backend.as_ref(), &sandbox)?;
+    let backend = check_backend(registry, backend.unwrap_or(DEFAULT_BACKEND), &sandbox)?;
     Ok(Target {
         backend,
         repo,
@@ -125,15 +156,35 @@ fn check_target(
     })
 }
 
+/// Check 3: the repository, resolved against the caller's cwd.
+pub(crate) fn check_repo(cwd: &str, repo_path: &str) -> Result<String, RelayError> {
+    let repo = resolve(cwd, repo_path);
+    if !Path::new(&repo).is_dir() {
+        return Err(RelayError::InvalidRepo(repo));
+    }
+    Ok(repo)
+}
+
+/// Check 4: the backend exists and accepts the sandbox mode.
+pub(crate) fn check_backend(
+    registry: &Registry,
+    name: &str,
+    sandbox: &str,
+) -> Result<Arc<dyn Backend>, RelayError> {
+    let backend = registry.get(name)?;
+    check_sandbox(backend.as_ref(), sandbox)?;
+    Ok(backend)
+}
+
 /// Check 2: the call's timeout.
-fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
+pub(crate) fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
     Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
         .ok_or(RelayError::InvalidTimeout)
 }
 
 /// The call's one deadline, from its validated timeout; checks 1 (when there is a prompt) and 2
 /// come first, in the contract's order.
-fn call_deadline(
+pub(crate) fn call_deadline(
     prompt: Option<&str>,
     timeout_seconds: Option<f64>,
     cancel: &CancellationToken,
@@ -180,26 +231,15 @@ pub async fn prepare_relay(
         options.backend_session.as_deref(),
         &target,
     )?;
-    let context = resolve_context(
-        options.context_file.as_deref(),
-        options.context_text.as_deref(),
+    let (envelope, child_env) = prepare_envelope(
+        &options,
+        &target.repo,
+        schema.as_deref(),
+        env,
         cwd,
         deadline,
     )
     .await?;
-    let diff = if options.include_diff {
-        git::diff_for_relay(&target.repo, GitEnv::Exactly(env), deadline)
-            .await
-            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
-    } else {
-        String::new()
-    };
-    let envelope = with_schema(
-        build_envelope(&target.repo, &options.prompt, &context, &diff),
-        schema.as_deref(),
-    );
-    check_prompt_size(&envelope)?;
-    let child_env = next_relay_env(env)?;
     // A replay sends the earlier turns too: as many as fit beside the envelope.
     let turn = session.as_ref().map(|pending| SessionTurn {
         history: sessions::fit_history(&pending.turn.history, envelope.len()),
@@ -222,6 +262,39 @@ pub async fn prepare_relay(
             call_tag,
         },
     })
+}
+
+/// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size) and the
+/// child's environment (depth).
+pub(crate) async fn prepare_envelope(
+    options: &RelayOptions,
+    repo: &str,
+    schema: Option<&Schema>,
+    env: &Env,
+    cwd: &str,
+    deadline: &Deadline,
+) -> Result<(String, Env), RelayFailure> {
+    let context = resolve_context(
+        options.context_file.as_deref(),
+        options.context_text.as_deref(),
+        cwd,
+        deadline,
+    )
+    .await?;
+    let diff = if options.include_diff {
+        git::diff_for_relay(repo, GitEnv::Exactly(env), deadline)
+            .await
+            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
+    } else {
+        String::new()
+    };
+    let envelope = with_schema(
+        build_envelope(repo, &options.prompt, &context, &diff),
+        schema,
+    );
+    check_prompt_size(&envelope)?;
+    let child_env = next_relay_env(env)?;
+    Ok((envelope, child_env))
 }
 
 /// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the
@@ -399,7 +472,11 @@ fn native_review(
 
 /// A schema-checked answer is its JSON text; a verdict is also checked against its findings
 /// (and written back compact, as upstream does).
-fn checked(answer: String, schema: Option<&Schema>, verdict: bool) -> Result<String, RelayFailure> {
+pub(crate) fn checked(
+    answer: String,
+    schema: Option<&Schema>,
+    verdict: bool,
+) -> Result<String, RelayFailure> {
     let Some(schema) = schema else {
         return Ok(answer);
     };
@@ -411,7 +488,7 @@ fn checked(answer: String, schema: Option<&Schema>, verdict: bool) -> Result<Str
     Ok(verdict.to_json())
 }
 
-fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
+pub(crate) fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
     text.map(|text| Schema::parse(text).map(Arc::new))
         .transpose()
 }
@@ -540,7 +617,7 @@ fn not_aborted(deadline: &Deadline) -> Result<(), RelayFailure> {
 
 /// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
 /// the backend's to report (the request carries it): its own timeout error, as before.
-async fn run_backend(
+pub(crate) async fn run_backend(
     backend: Arc<dyn Backend>,
     request: RunRequest,
     deadline: &Deadline,

@@ -97,6 +97,12 @@ export interface FakeToolCall {
 /** The text the model says before its scripted tool call. */
 export const TOOL_PREAMBLE = 'Calling the tool.';
 
+/** A gemini function call the fake model makes (see `setToolCall`). */
+export interface FakeFunctionCall {
+  name: string;
+  args: Json;
+}
+
 /** An HTTP error for model requests, sent in each protocol's own error shape. */
 export interface FakeFailure {
   status: number;
@@ -118,6 +124,13 @@ export interface FakeModelServer {
   setFailure(failure: FakeFailure | null): void;
   /** From now on, make this tool call once per conversation where it is offered (`null`: none). */
   setTool(call: FakeToolCall | null): void;
+  /**
+   * gemini: from now on, a streaming request that offers a function whose name ends with
+   * `toolCall.name` and carries no function response yet is answered with a call of that
+   * function with `toolCall.args`; the request that brings its response gets the text answer.
+   * `null`: text answers only again.
+   */
+  setToolCall(toolCall: FakeFunctionCall | null): void;
   /**
    * Stops listening, cuts open connections, removes the temp homes made for this server and
    * those made for a bare `{ url }` target.
@@ -580,6 +593,40 @@ function geminiResponse(answer: string, model: string, last = true): Json {
   };
 }
 
+/** The declared function a gemini request offers whose name ends with `name` (MCP tools get a prefix). */
+function offeredFunction(body: unknown, name: string): string | undefined {
+  const tools = field(body, 'tools');
+  if (!Array.isArray(tools)) return undefined;
+  for (const tool of tools) {
+    const declarations = field(tool, 'functionDeclarations');
+    if (!Array.isArray(declarations)) continue;
+    for (const declaration of declarations) {
+      const declared = stringField(declaration, 'name');
+      if (declared !== null && (declared === name || declared.endsWith(`_${name}`))) return declared;
+    }
+  }
+  return undefined;
+}
+
+/** Whether a gemini request already carries a function response. */
+function hasFunctionResponse(body: unknown): boolean {
+  const contents = field(body, 'contents');
+  return Array.isArray(contents) && contents.some((content) => {
+    const parts = field(content, 'parts');
+    return Array.isArray(parts) && parts.some((part) => isObject(part) && 'functionResponse' in part);
+  });
+}
+
+function sendGeminiCall(res: ServerResponse, name: string, args: Json, model: string): void {
+  startSse(res);
+  const response = {
+    candidates: [{ content: { role: 'model', parts: [{ functionCall: { name, args } }] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    modelVersion: model,
+  };
+  res.end(`data: ${JSON.stringify(response)}\r\n\r\n`);
+}
+
 function sendGeminiStream(res: ServerResponse, answer: string, model: string, parts: FakeParts, pace: Pace): void {
   startSse(res);
   const pieces = splitAnswer(answer, parts.count);
@@ -752,6 +799,7 @@ export async function startFakeModelServer(
   let failure = opts.failure ?? null;
   let parts: FakeParts = opts.parts ?? { count: 1, gapMs: 0 };
   let tool: FakeToolCall | null = null;
+  let toolCall: FakeFunctionCall | null = null;
   let seq = 0;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -834,8 +882,11 @@ export async function startFakeModelServer(
       const action = gem[2] ?? '';
       if (action === 'streamGenerateContent' || action === 'generateContent') {
         record('gemini', geminiPrompt(body));
+        const call = toolCall;
+        const callee = call && action === 'streamGenerateContent' && !hasFunctionResponse(body) ? offeredFunction(body, call.name) : undefined;
         answerModel(res, 'gemini', () => {
-          if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));
+          if (call && callee !== undefined) sendGeminiCall(res, callee, call.args, model);
+          else if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));
           else sendGeminiStream(res, answer, model, parts, pace);
         });
         return;
@@ -937,6 +988,9 @@ export async function startFakeModelServer(
     },
     setTool: (next) => {
       tool = next;
+    },
+    setToolCall: (next) => {
+      toolCall = next;
     },
     close: async () => {
       for (const timer of timers) clearTimeout(timer);

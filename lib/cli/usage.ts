@@ -4,7 +4,10 @@ export const USAGE_LINE =
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
   -t, --to <backend>       codex, gemini, claude, opencode, ollama
-                                                        (env PHONE_A_FRIEND_BACKEND, default codex)
+                                                        (env PHONE_A_FRIEND_BACKEND, default codex);
+                           several, comma-separated (codex,gemini), are asked at once: each
+                           answer is printed under a header (=== codex ===), --json prints
+                           [{ backend, ok, answer | error }], exit 1 if any failed
   -r, --repo <dir>         Repository to work in        (default: the current directory)
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
@@ -44,12 +47,14 @@ export const HELP = `phone-a-friend: ask another coding agent for a second opini
 ${USAGE_LINE}
        phone-a-friend doctor [--model <m>] [--json]
        phone-a-friend sessions [list | delete <label> | prune --older-than <days>] [--json]
+       phone-a-friend mcp
        phone-a-friend help [<command>] | <command> --help | --version
 
 Commands:
   relay    Ask a backend about the repository (the default)
   doctor   Which backends are ready, and how to get the rest
   sessions List, delete or prune the labelled sessions
+  mcp      Serve relay, review and backends as MCP tools on stdin/stdout
   help     This text, or a command's
 
 ${RELAY_OPTIONS}
@@ -94,11 +99,29 @@ The store is sessions.json in PHONE_A_FRIEND_HOME, else $XDG_CONFIG_HOME/phone-a
 Exit codes: 0 done, 1 error (delete: no such session), 2 usage error.
 `
 
+const MCP_HELP = `phone-a-friend mcp: serve the relay over the Model Context Protocol (stdio).
+
+Usage: phone-a-friend mcp
+
+Tools: relay (ask a backend about a repository), review (a review of base...HEAD) and
+backends (which are ready). repoPath defaults to the directory the server was started in.
+The answer streams as progress notifications when the client asks for progress;
+notifications/cancelled stops the backend. The server ends when its client closes stdin.
+
+  Claude Code:  claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp
+  Codex:        ~/.codex/config.toml
+                  [mcp_servers.phone-a-friend]
+                  command = "npx"
+                  args = ["-y", "@phone-a-friend/relay", "mcp"]
+  Gemini CLI:   ~/.gemini/settings.json
+                  { "mcpServers": { "phone-a-friend": { "command": "npx", "args": ["-y", "@phone-a-friend/relay", "mcp"] } } }
+`
+
 const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
 
-Usage: phone-a-friend help [relay|doctor|sessions|help]
+Usage: phone-a-friend help [relay|doctor|sessions|mcp|help]
        phone-a-friend <command> --help
 `
 
 /** The commands, each with its help. */
-export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, help: HELP_HELP }
+export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, mcp: MCP_HELP, help: HELP_HELP }

@@ -1,4 +1,4 @@
-import type { NativeCaller } from '../binding.js'
+import type { NativeBackendOutcome, NativeCaller } from '../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
@@ -103,6 +103,33 @@ export async function callNative<T>(options: CallOptions, start: (caller: Native
   const call = openCall(options)
   try {
     return await start(call.caller)
+  } catch (error) {
+    throw fromNative(error, call.record)
+  } finally {
+    call.close()
+  }
+}
+
+/** How one backend of a `relayAll()` call settled. */
+export type RelayAllResult = { backend: string; ok: true; answer: string } | { backend: string; ok: false; error: RelayError }
+
+/**
+ * Runs a native `relayAll()` call: a failure of the whole call rejects; each backend's own failure
+ * becomes its `RelayError`. A value a JS backend threw that is not one is wrapped in one
+ * (`ERR_BACKEND_FAILED`, the value as its `cause`), so one backend's TypeError neither rejects
+ * the call nor breaks the result's type.
+ */
+export async function callNativeAll(options: CallOptions, start: (caller: NativeCaller) => Promise<NativeBackendOutcome[]>): Promise<RelayAllResult[]> {
+  const call = openCall(options)
+  try {
+    const outcomes = await start(call.caller)
+    return outcomes.map(({ backend, answer, failure }): RelayAllResult => {
+      if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '' }
+      const error = fromNative(new Error(failure), call.record)
+      if (error instanceof RelayError) return { backend, ok: false, error }
+      const message = error instanceof Error ? error.message : String(error)
+      return { backend, ok: false, error: new RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }) }
+    })
   } catch (error) {
     throw fromNative(error, call.record)
   } finally {

@@ -243,6 +243,30 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
   return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }
 
+/** `relayAll()` options (SPEC 15): those of `relay()`, with `backends` in place of `backend`. */
+export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal'> {
+  /**
+   * The backends to ask, all at once, each on the same envelope; at least one. The results come
+   * in this order (a name given twice is asked twice).
+   */
+  backends: string[]
+  /** Cancels every backend of the call: the promise rejects with an `AbortError`. */
+  signal?: AbortSignal
+}
+
+export function nativeRelayAllOptions(input: unknown): Parsed<NativeRelayOptions> & { backends: string[] } {
+  const fields = objectArgument(input, 'options')
+  const backends = fields.backends
+  if (!Array.isArray(backends) || backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
+    throw invalidArgType('options.backends', 'a non-empty array of strings', backends)
+  }
+  // Options that mean something else here are refused rather than silently ignored.
+  if (fields.backend !== undefined && fields.backend !== null) throw invalidArgType('options.backend', 'undefined for relayAll() (name them in backends)', fields.backend)
+  if (fields.onChunk !== undefined && fields.onChunk !== null) throw invalidArgType('options.onChunk', 'undefined for relayAll()', fields.onChunk)
+  if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false) throw invalidArgType('options.dryRun', 'false for relayAll()', fields.dryRun)
+  return { ...nativeRelayOptions(fields), backends: [...(backends as string[])] }
+}
+
 /** Options of the synchronous git helpers. */
 export interface GitHelperOptions {
   /**

@@ -30,6 +30,12 @@ enum Payload<'a> {
 }
 
 pub fn to_napi_error(failure: &RelayFailure) -> Error {
+    Error::new(Status::GenericFailure, failure_message(failure))
+}
+
+/// The marked payload a rejection with `failure` carries as its message (`relayAll()` hands
+/// each backend's failure to the wrapper this way too).
+pub fn failure_message(failure: &RelayFailure) -> String {
     let payload = match failure {
         RelayFailure::Relay(err) => relay_payload(err),
         RelayFailure::Thrown(thrown) => Payload::Thrown {
@@ -38,8 +44,8 @@ pub fn to_napi_error(failure: &RelayFailure) -> Error {
         RelayFailure::Aborted => Payload::Aborted,
     };
     match serde_json::to_string(&payload) {
-        Ok(json) => Error::new(Status::GenericFailure, format!("{FAILURE_MARKER}{json}")),
-        Err(e) => Error::new(Status::GenericFailure, e.to_string()),
+        Ok(json) => format!("{FAILURE_MARKER}{json}"),
+        Err(e) => e.to_string(),
     }
 }
 

@@ -5,6 +5,8 @@ mod cancel;
 mod dry_run;
 mod errors;
 mod js_backend;
+mod mcp;
+mod relay_all;
 mod scope;
 mod sessions;
 mod stream;

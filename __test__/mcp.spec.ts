@@ -1,0 +1,167 @@
+// `phone-a-friend mcp` (SPEC 16) driven by the official MCP TypeScript SDK's client, as Claude
+// Code, Codex or Gemini CLI would drive it: a real server process on stdio, fake backend CLIs.
+import { spawn } from 'node:child_process'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { FakeClis, type FakeMode } from './support/fake-cli.js'
+import { TempRepo } from './support/git-repo.js'
+import { processesWithEnv } from './support/processes.js'
+import { CLI } from './support/run-cli.js'
+
+let repo: TempRepo
+let fake: FakeClis
+/** In the environment of the server and so of every backend it starts. */
+let mark: string
+let client: Client | undefined
+
+beforeEach(() => {
+  repo = new TempRepo().write('a.txt', 'one\n').commit('first')
+  fake = new FakeClis()
+  mark = `PAF_MCP_MARK=${process.pid}-${Math.random().toString(36).slice(2)}`
+})
+
+afterEach(async () => {
+  await client?.close()
+  client = undefined
+  fake.restore()
+  repo.remove()
+})
+
+function serverEnv(mode: FakeMode): Record<string, string> {
+  const [key, value] = mark.split('=')
+  const env: Record<string, string> = {}
+  for (const [name, entry] of Object.entries(process.env)) if (entry !== undefined) env[name] = entry
+  return { ...env, FAKE_MODE: mode, [key]: value }
+}
+
+/** Starts the server in the repository and connects the SDK's client; resolves with the time it took. */
+async function connect(mode: FakeMode): Promise<number> {
+  const started = performance.now()
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv(mode), stderr: 'pipe' })
+  client = new Client({ name: 'relay-tests', version: '0.0.0' })
+  await client.connect(transport)
+  return performance.now() - started
+}
+
+describe('phone-a-friend mcp', () => {
+  it('initializes and lists relay, review and backends with schemas from the option types', async () => {
+    const startup = await connect('answer')
+    expect(startup).toBeLessThan(5000)
+    expect(client?.getServerVersion()).toMatchObject({ name: 'phone-a-friend' })
+    const { tools } = await client!.listTools()
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['backends', 'relay', 'review'])
+    const relay = tools.find((tool) => tool.name === 'relay')!
+    expect(relay.inputSchema).toMatchObject({ type: 'object', required: ['prompt'], additionalProperties: false })
+    expect(Object.keys(relay.inputSchema.properties ?? {}).sort()).toEqual(
+      ['backend', 'contextFile', 'contextText', 'includeDiff', 'model', 'prompt', 'repoPath', 'sandbox', 'timeoutSeconds'],
+    )
+    expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access'] })
+    expect(relay.outputSchema?.properties).toHaveProperty('answer')
+    const review = tools.find((tool) => tool.name === 'review')!
+    expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'model', 'prompt', 'repoPath', 'sandbox', 'timeoutSeconds'])
+  })
+
+  it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {
+    await connect('answer')
+    const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
+    expect(result.isError).toBe(false)
+    expect(result.content).toEqual([{ type: 'text', text: 'file answer' }])
+    expect(result.structuredContent).toEqual({ backend: 'codex', ok: true, answer: 'file answer' })
+    expect(fake.read('cwd').trim()).toBe(repo.path)
+    expect(fake.read('stdin')).toContain(`Repository path: ${repo.path}\n`)
+    const backends = await client!.callTool({ name: 'backends', arguments: {} })
+    const report = backends.structuredContent as { backends: Array<{ name: string; ready: boolean; path?: string }> }
+    expect(report.backends.map((backend) => [backend.name, backend.ready])).toEqual([['codex', true], ['gemini', true], ['ollama', expect.any(Boolean)]])
+    expect(report.backends[0].path).toBe(`${fake.bin}/codex`)
+  })
+
+  it('an empty prompt is an isError result carrying ERR_PROMPT_REQUIRED', async () => {
+    await connect('answer')
+    const result = await client!.callTool({ name: 'relay', arguments: { prompt: '' } })
+    expect(result.isError).toBe(true)
+    expect(result.content).toEqual([{ type: 'text', text: 'Error [ERR_PROMPT_REQUIRED]: Prompt is required' }])
+    expect(result.structuredContent).toEqual({ backend: 'codex', ok: false, error: { code: 'ERR_PROMPT_REQUIRED', message: 'Prompt is required' } })
+  })
+
+  it('streams the answer as progress notifications when the client asks for progress', async () => {
+    await connect('events')
+    // Read every progress notification as it arrives. (The SDK's own `onprogress` handler runs a
+    // microtask after the notification is read but the result is handled at once: notifications
+    // that reach the client in the same read as the result find their handler gone and are
+    // dropped, so it would see some of them only, depending on timing.)
+    const progress: Array<{ progress: number; message?: string; progressToken: unknown }> = []
+    client!.setNotificationHandler(ProgressNotificationSchema, ({ params }) => void progress.push(params))
+    const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, {
+      onprogress: () => undefined, // makes the SDK send a progress token
+    })
+    expect(result.structuredContent).toEqual({ backend: 'gemini', ok: true, answer: 'Hello, wörld 😀!' })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(new Set(progress.map((note) => note.progressToken)).size).toBe(1)
+    expect(progress.map((note) => note.message)).toEqual(['Hel', 'lo, wörld 😀', '!\n'])
+    // progress counts the UTF-8 bytes so far: increasing, as the protocol wants.
+    expect(progress.map((note) => note.progress)).toEqual([3, 3 + Buffer.byteLength('lo, wörld 😀'), 3 + Buffer.byteLength('lo, wörld 😀') + 2])
+  })
+
+  it('a cancelled call stops its backend: no process of it is left', async () => {
+    await connect('hang-with-grandchild')
+    const server = processesWithEnv(mark)
+    expect(server).toHaveLength(1)
+    const controller = new AbortController()
+    const call = client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, { signal: controller.signal })
+    // The CLI and its grandchild run beside the server.
+    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    const cancelled = performance.now()
+    controller.abort('enough')
+    await expect(call).rejects.toThrow()
+    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual(server)
+    expect(performance.now() - cancelled).toBeLessThan(2000)
+    // The server goes on serving.
+    const result = await client!.callTool({ name: 'relay', arguments: { prompt: ' ' } })
+    expect(result.isError).toBe(true)
+  })
+})
+
+describe('the server process', () => {
+  /** Starts `phone-a-friend mcp` by hand, to watch stdin, stdout and its exit. */
+  function start(mode: FakeMode) {
+    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: repo.path, env: serverEnv(mode), stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    const send = (message: object): void => void child.stdin.write(`${JSON.stringify(message)}\n`)
+    const lines = (): Array<Record<string, unknown>> => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+    return { child, send, lines, exited, stderr: () => stderr }
+  }
+
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }
+
+  it('answers on stdout only, and exits 0 soon after stdin closes', async () => {
+    const server = start('answer')
+    const started = performance.now()
+    server.send(initialize)
+    await expect.poll(() => server.lines().length, { timeout: 5000 }).toBe(1)
+    const startup = performance.now() - started
+    expect(server.lines()[0]).toMatchObject({ id: 1, result: { serverInfo: { name: 'phone-a-friend' } } })
+    server.child.stdin.end()
+    const closed = performance.now()
+    expect(await server.exited).toBe(0)
+    expect(performance.now() - closed).toBeLessThan(1500)
+    expect(server.stderr()).toBe('')
+    console.info(`mcp: initialize answered ${startup.toFixed(0)} ms after spawn; exit ${(performance.now() - closed).toFixed(0)} ms after stdin closed`)
+  })
+
+  it('stdin closing mid-relay stops the backend and the server exits, leaving no process', async () => {
+    const server = start('hang-with-grandchild')
+    server.send(initialize)
+    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } } })
+    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual([])
+  })
+})

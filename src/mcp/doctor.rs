@@ -1,0 +1,99 @@
+//! The `backends` tool: what `phone-a-friend doctor` knows, short of the CLIs' versions.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Env;
+use crate::backends::ollama_host;
+use crate::subprocess::find_executable;
+
+/// How long the Ollama server has to answer `GET /api/tags`, as in `doctor`.
+const PROBE: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BackendsReport {
+    pub backends: Vec<BackendReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackendReport {
+    pub name: String,
+    /// A relay to it can run: a CLI backend when its CLI is on PATH, ollama when its
+    /// server answers.
+    pub ready: bool,
+    /// Its CLI is on PATH (ollama needs only its server).
+    pub found: bool,
+    /// Where its CLI is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// How to get it, when it is not ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub install: Option<String>,
+    /// ollama: the server probed (from OLLAMA_HOST).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// ollama: the model a relay would ask for (OLLAMA_MODEL), when one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// ollama: the models the server has, when it said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
+}
+
+fn cli(name: &str, install: &str, env: &Env) -> BackendReport {
+    let path = find_executable(name, env).map(|path| path.to_string_lossy().into_owned());
+    BackendReport {
+        name: name.into(),
+        ready: path.is_some(),
+        found: path.is_some(),
+        install: path.is_none().then(|| install.into()),
+        path,
+        host: None,
+        model: None,
+        models: None,
+    }
+}
+
+#[derive(Deserialize)]
+struct Tags {
+    models: Vec<Tag>,
+}
+
+#[derive(Deserialize)]
+struct Tag {
+    name: String,
+}
+
+/// `Some(models)` when a server answers `GET /api/tags` (the list, when it gave one).
+async fn probe_ollama(host: &str) -> Option<Option<Vec<String>>> {
+    let client = reqwest::Client::builder().timeout(PROBE).build().ok()?;
+    let response = client.get(format!("{host}/api/tags")).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let tags = response.json::<Tags>().await.ok();
+    Some(tags.map(|tags| tags.models.into_iter().map(|tag| tag.name).collect()))
+}
+
+pub async fn report(env: &Env) -> BackendsReport {
+    let host = ollama_host::base_url(env.get("OLLAMA_HOST").map(String::as_str));
+    let probed = probe_ollama(&host).await;
+    let mut ollama = cli("ollama", "https://ollama.com/download", env);
+    ollama.ready = probed.is_some();
+    ollama.install = (!ollama.ready).then(|| "https://ollama.com/download".into());
+    ollama.models = probed.flatten();
+    ollama.model = env.get("OLLAMA_MODEL").filter(|m| !m.is_empty()).cloned();
+    ollama.host = Some(host);
+    BackendsReport {
+        backends: vec![
+            cli("codex", "npm install -g @openai/codex", env),
+            cli("gemini", "npm install -g @google/gemini-cli", env),
+            cli("claude", "npm install -g @anthropic-ai/claude-code", env),
+            cli("opencode", "npm install -g opencode-ai", env),
+            ollama,
+        ],
+    }
+}

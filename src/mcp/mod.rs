@@ -1,0 +1,104 @@
+//! The MCP server (SPEC 16): `phone-a-friend mcp` serves `relay`, `review` and `backends` over
+//! the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of napi: the
+//! bindings only hand it the process's stdio, environment and working directory.
+
+mod doctor;
+mod server;
+pub mod stdio;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::backend::Env;
+use crate::registry::Registry;
+use crate::relay::Warn;
+
+pub use doctor::{BackendReport, BackendsReport};
+pub use server::{RelayServer, ToolError, ToolOutcome};
+
+/// What every call the server makes shares.
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub registry: Registry,
+    /// The server's environment, snapshotted when it started: every relay's.
+    pub env: Env,
+    /// Where relative paths resolve, and the `repoPath` of a call that names none.
+    pub cwd: String,
+    pub warn: Arc<dyn Warn>,
+    /// Cancels every call in flight (the host is going away).
+    pub cancel: CancellationToken,
+}
+
+/// Serves one client on `reader`/`writer` until it closes the connection (or `config.cancel`
+/// fires), then stops every relay still running and waits for each to settle, so no backend
+/// process outlives the server.
+pub async fn serve<R, W>(reader: R, writer: W, config: ServerConfig) -> Result<(), String>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let tracker = TaskTracker::new();
+    let cancel = config.cancel.clone();
+    let server = RelayServer::new(config, tracker.clone());
+    // rmcp lets handlers run on for up to 5 s after the input ends, for their responses; with
+    // the client gone nobody reads them, so the relays stop at once.
+    let reader = EofCancels {
+        inner: reader,
+        cancel: cancel.clone(),
+    };
+    let running = server
+        .serve_with_ct((reader, writer), cancel.child_token())
+        .await
+        .map_err(|e| format!("MCP initialization failed: {e}"))?;
+    let quit = running.waiting().await;
+    cancel.cancel();
+    tracker.close();
+    tracker.wait().await;
+    quit.map(|_| ())
+        .map_err(|e| format!("MCP server stopped: {e}"))
+}
+
+/// Reads `inner`; its end of file cancels `cancel`.
+struct EofCancels<R> {
+    inner: R,
+    cancel: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EofCancels<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() == before && buf.remaining() > 0 {
+                self.cancel.cancel();
+            }
+        }
+        polled
+    }
+}
+
+/// How long a stopping server waits for its last messages to reach a client that does not read.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`serve`] on the process's own stdin and stdout (see [`stdio`]). Must run on a tokio runtime.
+pub async fn serve_process_stdio(config: ServerConfig) -> Result<(), String> {
+    let handle = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
+    let stdio = stdio::take_process_stdio(&handle)
+        .map_err(|e| format!("cannot take stdin and stdout: {e}"))?;
+    let served = serve(stdio.reader, stdio.writer, config).await;
+    let _ = tokio::time::timeout(FLUSH_WAIT, stdio.flushed).await;
+    served
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,108 @@
+//! `relayAll()` (SPEC 15): one preparation, several backends at once.
+//!
+//! The checks that do not depend on the backend (prompt, timeout, repository, context, diff,
+//! sizes, depth) run once and reject the whole call, as `relay()` would, whatever the backends.
+//! The one check that does (check 4: a name nobody registered, a sandbox mode the backend
+//! refuses) fails that backend alone: its neighbours still run. The context file is read once,
+//! git diff runs once, and every backend gets the same envelope, the call's one deadline and
+//! its one cancellation token, so an abort stops them all and rejects the call.
+
+use futures_util::future::join_all;
+
+use crate::backend::RunRequest;
+use crate::errors::RelayError;
+use crate::errors::RelayFailure;
+use crate::limits::DEFAULT_SANDBOX;
+use crate::registry::Registry;
+use crate::relay::{
+    call_deadline, call_timeout, check_backend, check_repo, checked, parse_schema,
+    prepare_envelope, run_backend, CallContext, RelayOptions,
+};
+use crate::stream::ChunkSink;
+
+/// How one backend of the call settled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendOutcome {
+    pub backend: String,
+    pub outcome: Result<String, RelayFailure>,
+}
+
+/// Runs `options` on every backend of `backends` (in that order in the result; a name given
+/// twice runs twice). `options.backend` is ignored.
+pub async fn relay_all(
+    registry: Registry,
+    options: RelayOptions,
+    backends: Vec<String>,
+    call: CallContext,
+) -> Result<Vec<BackendOutcome>, RelayFailure> {
+    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
+    let timeout = call_timeout(options.timeout_seconds)?;
+    let repo = check_repo(&call.cwd, &options.repo_path)?;
+    let sandbox = options
+        .sandbox
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SANDBOX.to_string());
+    let targets: Vec<_> = backends
+        .into_iter()
+        .map(|name| {
+            let backend = check_backend(&registry, &name, &sandbox);
+            (name, backend)
+        })
+        .collect();
+    // A session belongs to one backend.
+    if options.session.is_some() || options.backend_session.is_some() {
+        return Err(RelayError::Session(
+            "relayAll takes no session: a session belongs to one backend".into(),
+        )
+        .into());
+    }
+    let schema = parse_schema(options.schema.as_deref())?;
+    let (envelope, child_env) = prepare_envelope(
+        &options,
+        &repo,
+        schema.as_deref(),
+        &call.env,
+        &call.cwd,
+        &deadline,
+    )
+    .await?;
+    let request = RunRequest {
+        prompt: envelope,
+        repo_path: repo,
+        timeout,
+        deadline: deadline.clone(),
+        sandbox,
+        model: options.model,
+        env: child_env,
+        schema: schema.clone(),
+        session: None,
+        chunks: ChunkSink::discard(),
+        call_tag: call.tag,
+    };
+    let runs = targets.into_iter().map(|(name, backend)| {
+        let request = request.clone();
+        let (deadline, schema) = (&deadline, &schema);
+        async move {
+            let outcome = match backend {
+                Ok(backend) => match run_backend(backend, request, deadline).await {
+                    Ok(answer) => checked(answer, schema.as_deref(), false),
+                    Err(failure) => Err(failure),
+                },
+                Err(refused) => Err(refused.into()),
+            };
+            BackendOutcome {
+                backend: name,
+                outcome,
+            }
+        }
+    });
+    let outcomes = join_all(runs).await;
+    if call.cancel.is_cancelled() {
+        return Err(RelayFailure::Aborted);
+    }
+    Ok(outcomes)
+}
+
+#[cfg(test)]
+#[path = "relay_all_tests.rs"]
+mod tests;
