@@ -2,13 +2,12 @@
 // found by running the original's own tests against it: real git repositories, fake CLIs on
 // PATH and a real HTTP server for Ollama.
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
-import { createServer, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { _resetRegistry, checkBackends, registerBackend, relay, type BackendRunOptions } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli'
 import { TempRepo, tempDir } from './support/git-repo'
+import { chatLine, startOllamaStub, type OllamaStub } from './support/ollama-stub'
 
 const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OLLAMA_MODEL: process.env.OLLAMA_MODEL, PATH: process.env.PATH }
 let repo: TempRepo
@@ -75,32 +74,19 @@ describe('a relative PATH entry', () => {
 })
 
 describe('ollama', () => {
-  let server: Server
-  let reply: (res: ServerResponse) => void
-  let bodies: Array<Record<string, unknown>>
+  let stub: OllamaStub
+  const reply = (answer: OllamaStub['reply']) => (stub.reply = answer)
 
   beforeEach(async () => {
-    bodies = []
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>)
-        reply(res)
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    process.env.OLLAMA_HOST = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    stub = await startOllamaStub((res) => res.writeHead(500).end())
+    process.env.OLLAMA_HOST = `http://${stub.host}`
     delete process.env.OLLAMA_MODEL
   })
 
-  afterEach(async () => {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
-  })
+  afterEach(() => stub.close())
 
   it('says only the status for a failed answer with an empty body', async () => {
-    reply = (res) => res.writeHead(500).end()
+    reply((res) => res.writeHead(500).end())
     await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({
       code: 'ERR_BACKEND_FAILED',
       message: 'Ollama returned HTTP 500',
@@ -108,21 +94,21 @@ describe('ollama', () => {
   })
 
   it('prints an error that is not a string as JavaScript does', async () => {
-    reply = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"error":{"code":1}}')
+    reply((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"error":{"code":1}}'))
     await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({
       code: 'ERR_BACKEND_FAILED',
       message: 'Ollama error: [object Object]',
     })
-    reply = (res) => res.writeHead(200).end('{"error":["a",1,null,true]}')
+    reply((res) => res.writeHead(200).end('{"error":["a",1,null,true]}'))
     await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama' })).rejects.toThrow(/^Ollama error: a,1,,true$/)
   })
 
   it("sends no model for model: '', even with OLLAMA_MODEL set", async () => {
-    reply = (res) => res.writeHead(200).end('{"message":{"content":"fine"},"done":true}')
+    reply((res) => res.writeHead(200).end(chatLine('fine')))
     process.env.OLLAMA_MODEL = 'from-env'
     await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', model: '' })).resolves.toBe('fine')
     await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama' })).resolves.toBe('fine')
-    expect(bodies.map((body) => body.model)).toEqual([undefined, 'from-env'])
+    expect(stub.bodies.map((body) => body.model)).toEqual([undefined, 'from-env'])
   })
 })
 

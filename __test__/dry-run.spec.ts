@@ -2,8 +2,6 @@
 // what would run, with nothing spawned and no request made. Each description is compared with
 // what a real call then did: the fake CLIs log their argv and stdin, the HTTP server its bodies.
 import { readdirSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -19,6 +17,7 @@ import {
 } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli'
 import { TempRepo, tempDir } from './support/git-repo'
+import { chatLine, startOllamaStub, type OllamaStub } from './support/ollama-stub'
 import { runCli } from './support/run-cli'
 
 const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OLLAMA_MODEL: process.env.OLLAMA_MODEL, PATH: process.env.PATH }
@@ -116,39 +115,26 @@ describe('a CLI backend', () => {
 })
 
 describe('ollama', () => {
-  let server: Server
-  let bodies: unknown[]
+  let stub: OllamaStub
 
   beforeEach(async () => {
-    bodies = []
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-        res.writeHead(200).end('{"message":{"content":"hi"},"done":true}\n')
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    process.env.OLLAMA_HOST = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    stub = await startOllamaStub((res, count) => res.writeHead(200).end(chatLine('hi')))
+    process.env.OLLAMA_HOST = stub.host
     process.env.OLLAMA_MODEL = 'llama-env'
   })
 
-  afterEach(async () => {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
-  })
+  afterEach(() => stub.close())
 
   it('describes the URL and body, and sends nothing', async () => {
     const options: RelayOptions = { prompt: 'Hi', repoPath: repo.path, backend: 'ollama' }
     const dryRun = await relay({ ...options, dryRun: true })
-    expect(bodies).toHaveLength(0)
+    expect(stub.bodies).toHaveLength(0)
     expect(dryRun.action).toMatchObject({ kind: 'http', method: 'POST', url: `http://${process.env.OLLAMA_HOST}/api/chat` })
     expect(dryRun.env).toEqual({ set: {}, removed: [] })
     await relay(options)
-    expect(bodies).toHaveLength(1)
-    expect(dryRun.action.kind === 'http' && dryRun.action.body).toEqual(bodies[0])
-    expect(bodies[0]).toMatchObject({ model: 'llama-env', messages: [{ role: 'user', content: dryRun.envelope }] })
+    expect(stub.bodies).toHaveLength(1)
+    expect(dryRun.action.kind === 'http' && dryRun.action.body).toEqual(stub.bodies[0])
+    expect(stub.bodies[0]).toMatchObject({ model: 'llama-env', messages: [{ role: 'user', content: dryRun.envelope }] })
   })
 })
 

@@ -55,12 +55,12 @@ describe('phone-a-friend mcp', () => {
     const relay = tools.find((tool) => tool.name === 'relay')!
     expect(relay.inputSchema).toMatchObject({ type: 'object', required: ['prompt'], additionalProperties: false })
     expect(Object.keys(relay.inputSchema.properties ?? {}).sort()).toEqual(
-      ['backend', 'contextFile', 'contextText', 'includeDiff', 'model', 'prompt', 'repoPath', 'sandbox', 'timeoutSeconds'],
+      ['backend', 'backendSession', 'contextFile', 'contextText', 'includeDiff', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
     )
     expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access'] })
     expect(relay.outputSchema?.properties).toHaveProperty('answer')
     const review = tools.find((tool) => tool.name === 'review')!
-    expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'model', 'prompt', 'repoPath', 'sandbox', 'timeoutSeconds'])
+    expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])
   })
 
   it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {
@@ -73,7 +73,14 @@ describe('phone-a-friend mcp', () => {
     expect(fake.read('stdin')).toContain(`Repository path: ${repo.path}\n`)
     const backends = await client!.callTool({ name: 'backends', arguments: {} })
     const report = backends.structuredContent as { backends: Array<{ name: string; ready: boolean; path?: string }> }
-    expect(report.backends.map((backend) => [backend.name, backend.ready])).toEqual([['codex', true], ['gemini', true], ['ollama', expect.any(Boolean)]])
+    expect(report.backends.map((backend) => [backend.name, backend.ready])).toEqual([
+      ['codex', true],
+      ['gemini', true],
+      // Found or not as the test's PATH has them (npm test puts node_modules/.bin on it).
+      ['claude', expect.any(Boolean)],
+      ['opencode', expect.any(Boolean)],
+      ['ollama', expect.any(Boolean)],
+    ])
     expect(report.backends[0].path).toBe(`${fake.bin}/codex`)
   })
 

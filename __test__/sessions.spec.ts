@@ -2,8 +2,6 @@
 // repository, through the store in PHONE_A_FRIEND_HOME (a temp folder per test here).
 import { execFile } from 'node:child_process'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -17,6 +15,7 @@ import {
   type BackendRunOptions,
 } from '@phone-a-friend/relay'
 import { TempRepo, tempDir } from './support/git-repo'
+import { chatLine, startOllamaStub, type OllamaStub } from './support/ollama-stub'
 import { runCli } from './support/run-cli'
 
 const ROOT = resolve(__dirname, '..')
@@ -88,33 +87,21 @@ describe('a transcript-replay backend', () => {
 })
 
 describe('Ollama', () => {
-  let server: Server
-  let bodies: Array<{ messages: Array<{ role: string; content: string }> }>
+  let stub: OllamaStub
 
   beforeEach(async () => {
-    bodies = []
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-        res.writeHead(200).end(`${JSON.stringify({ message: { content: `reply ${bodies.length}` }, done: true })}\n`)
-      })
-    })
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-    process.env.OLLAMA_HOST = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    stub = await startOllamaStub((res, count) => res.writeHead(200).end(chatLine(`reply ${count}`)))
+    process.env.OLLAMA_HOST = stub.host
   })
 
-  afterEach(async () => {
-    server.closeAllConnections()
-    await new Promise((done) => server.close(done))
-  })
+  afterEach(() => stub.close())
+  const messages = (i: number) => stub.bodies[i].messages as Array<{ role: string; content: string }>
 
   it('the CLI: --session, then sessions list, delete and prune', async () => {
     const cli = (args: string[]) => runCli(args, { cwd: repo.path, env: { ...process.env } })
     await expect(cli(['--to', 'ollama', '--session', 'cli-talk', '--prompt', 'One'])).resolves.toMatchObject({ code: 0, stdout: 'reply 1\n', stderr: expect.stringContaining('new session cli-talk') })
     await expect(cli(['--to', 'ollama', '--session', 'cli-talk', '--prompt', 'Two'])).resolves.toMatchObject({ code: 0, stdout: 'reply 2\n', stderr: '' })
-    expect(bodies[1].messages).toHaveLength(3)
+    expect(messages(1)).toHaveLength(3)
     const listed = await cli(['sessions', '--json'])
     expect(JSON.parse(listed.stdout)).toMatchObject([{ label: 'cli-talk', backend: 'ollama', repoPath: repo.path, turns: 4 }])
     await expect(cli(['sessions', 'prune', '--older-than', '1'])).resolves.toMatchObject({ code: 0, stdout: 'nothing to prune\n' })
@@ -126,11 +113,11 @@ describe('Ollama', () => {
   it('replays the stored turns before the new prompt', async () => {
     await relay({ prompt: 'One', repoPath: repo.path, backend: 'ollama', session: 'chat', onWarning: () => undefined })
     await relay({ prompt: 'Two', repoPath: repo.path, backend: 'ollama', session: 'chat' })
-    expect(bodies[0].messages).toHaveLength(1)
-    expect(bodies[1].messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
-    expect(bodies[1].messages[0].content).toBe(bodies[0].messages[0].content)
-    expect(bodies[1].messages[1].content).toBe('reply 1')
-    expect(bodies[1].messages[2].content).toContain('Request:\nTwo')
+    expect(messages(0)).toHaveLength(1)
+    expect(messages(1).map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(messages(1)[0].content).toBe(messages(0)[0].content)
+    expect(messages(1)[1].content).toBe('reply 1')
+    expect(messages(1)[2].content).toContain('Request:\nTwo')
   })
 })
 

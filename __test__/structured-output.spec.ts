@@ -1,7 +1,5 @@
 // Structured output and review verdicts (SPEC 13): the schema reaches each backend (in the
 // prompt, and natively for codex and Ollama), and every answer is checked against it in Rust.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -9,6 +7,7 @@ import { _resetRegistry, parseVerdict, registerBackend, relay, reviewRelay, type
 import { FakeClis } from './support/fake-cli'
 import { claudeEnv, codexEnv, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server'
 import { TempRepo } from './support/git-repo'
+import { chatLine, startOllamaStub, type OllamaStub } from './support/ollama-stub'
 import { runCli } from './support/run-cli'
 
 const SCHEMA = {
@@ -94,32 +93,19 @@ describe('a schema', () => {
 })
 
 describe('Ollama', () => {
-  let server: Server
-  let bodies: Array<Record<string, unknown>>
+  let stub: OllamaStub
 
   beforeEach(async () => {
-    bodies = []
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
-        res.writeHead(200).end(`${JSON.stringify({ message: { content: '{"answer":7,"tags":[]}' }, done: true })}\n`)
-      })
-    })
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-    process.env.OLLAMA_HOST = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    stub = await startOllamaStub((res, count) => res.writeHead(200).end(chatLine('{"answer":7,"tags":[]}')))
+    process.env.OLLAMA_HOST = stub.host
   })
 
-  afterEach(async () => {
-    server.closeAllConnections()
-    await new Promise((done) => server.close(done))
-  })
+  afterEach(() => stub.close())
 
   it('gets the schema as its format, and in the prompt', async () => {
     await expect(relay({ prompt: 'Count', repoPath: repo.path, backend: 'ollama', schema: SCHEMA })).resolves.toBe('{"answer":7,"tags":[]}')
-    expect(bodies[0].format).toEqual(SCHEMA)
-    expect((bodies[0].messages as Array<{ content: string }>)[0].content.endsWith(SUFFIX)).toBe(true)
+    expect(stub.bodies[0].format).toEqual(SCHEMA)
+    expect((stub.bodies[0].messages as Array<{ content: string }>)[0].content.endsWith(SUFFIX)).toBe(true)
   })
 })
 

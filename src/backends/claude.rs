@@ -16,10 +16,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
-use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Env, Plan, ReviewRequest,
-    RunRequest,
+    named_model, Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
 };
 use crate::bounded_text::{measure, Measured};
 use crate::errors::BackendFailureKind;
@@ -350,13 +349,7 @@ impl Backend for Claude {
                     "claude exited without a result event",
                 ));
             }
-            if answer.trimmed_len == 0 {
-                return Err(BackendFailure::reported(
-                    BackendFailureKind::NoOutput,
-                    "claude completed without producing output",
-                ));
-            }
-            within_output_limit(answer)
+            CLAUDE.answer(answer)
         })
     }
 
@@ -369,15 +362,11 @@ impl Backend for Claude {
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
-        Plan::Command(CommandPlan {
-            name: CLAUDE.program.into(),
-            program: CLAUDE.locate(&request.env).ok(),
-            install_hint: CLAUDE.install_hint.into(),
-            args: args(request),
-            cwd: request.repo_path.clone(),
-            env: child_env(request.env.clone(), request.deadline.remaining()),
-            envelope_on_stdin: true,
-        })
+        CLAUDE.plan(
+            args(request),
+            &request.repo_path,
+            child_env(request.env.clone(), request.deadline.remaining()),
+        )
     }
 
     fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {

@@ -2,11 +2,12 @@
 //! its stdout's JSON events feed the stream, and turning a finished or failed process into an
 //! answer or a failure with the contract's texts.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{BackendFailure, Env, Timeout};
+use crate::backend::{BackendFailure, BackendResult, CommandPlan, Env, Plan, Timeout};
 use crate::bounded_text::Measured;
 use crate::errors::{BackendFailureKind, RelayError, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
@@ -118,6 +119,31 @@ impl CliLabel<'_> {
                 )
             }
         }
+    }
+
+    /// What a dry run says this CLI would do: `args` in `cwd` with `env`, the envelope on stdin.
+    pub fn plan(&self, args: Vec<OsString>, cwd: &str, env: Env) -> Plan {
+        Plan::Command(CommandPlan {
+            name: self.program.into(),
+            program: self.locate(&env).ok(),
+            install_hint: self.install_hint.into(),
+            args,
+            cwd: cwd.into(),
+            env,
+            envelope_on_stdin: true,
+        })
+    }
+
+    /// The answer of a run that succeeded: empty is `<command> completed without producing
+    /// output`, too large is `ERR_TOO_LARGE`.
+    pub fn answer(&self, answer: Measured) -> BackendResult {
+        if answer.trimmed_len == 0 {
+            return Err(BackendFailure::reported(
+                BackendFailureKind::NoOutput,
+                format!("{} completed without producing output", self.command),
+            ));
+        }
+        within_output_limit(answer)
     }
 
     /// A process that exited unsuccessfully: the first of its own `words` that is not empty

@@ -12,10 +12,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
-use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Plan, ReviewRequest,
-    RunRequest,
+    named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
 };
 use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
@@ -208,13 +207,7 @@ impl Backend for Gemini {
                     "gemini exited before writing all its output (no result event)",
                 ));
             }
-            if answer.trimmed_len == 0 {
-                return Err(BackendFailure::reported(
-                    BackendFailureKind::NoOutput,
-                    "gemini completed without producing output",
-                ));
-            }
-            within_output_limit(answer)
+            GEMINI.answer(answer)
         })
     }
 
@@ -227,15 +220,7 @@ impl Backend for Gemini {
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
-        Plan::Command(CommandPlan {
-            name: GEMINI.program.into(),
-            program: GEMINI.locate(&request.env).ok(),
-            install_hint: GEMINI.install_hint.into(),
-            args: arguments(request),
-            cwd: request.repo_path.clone(),
-            env: request.env.clone(),
-            envelope_on_stdin: true,
-        })
+        GEMINI.plan(arguments(request), &request.repo_path, request.env.clone())
     }
 
     fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {

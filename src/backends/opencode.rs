@@ -15,10 +15,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::all_sandbox_modes;
-use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, CommandPlan, Env, Plan, ReviewRequest,
-    RunRequest,
+    named_model, Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
 };
 use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
@@ -268,14 +267,7 @@ impl Backend for Opencode {
                 let words = [output.stderr.text.as_str(), answer.text.as_str()];
                 return Err(OPENCODE.exit_failure(&output, &words));
             }
-            if answer.trimmed_len == 0 {
-                // Also what a run ends with when a permission it asked for was auto-rejected.
-                return Err(BackendFailure::reported(
-                    BackendFailureKind::NoOutput,
-                    "opencode completed without producing output",
-                ));
-            }
-            within_output_limit(answer)
+            OPENCODE.answer(answer)
         })
     }
 
@@ -288,15 +280,11 @@ impl Backend for Opencode {
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
-        Plan::Command(CommandPlan {
-            name: OPENCODE.program.into(),
-            program: OPENCODE.locate(&request.env).ok(),
-            install_hint: OPENCODE.install_hint.into(),
-            args: args(request),
-            cwd: request.repo_path.clone(),
-            env: child_env(request.env.clone(), &request.sandbox),
-            envelope_on_stdin: true,
-        })
+        OPENCODE.plan(
+            args(request),
+            &request.repo_path,
+            child_env(request.env.clone(), &request.sandbox),
+        )
     }
 
     fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
