@@ -1,5 +1,5 @@
 import { type RelayAllResult } from './internal/calls.js';
-import { type GitHelperOptions, type DryRunRelayOptions, type RelayAllOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions, type SandboxMode } from './internal/options.js';
+import { type GitHelperOptions, type DryRunRelayOptions, type RelayAllOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions } from './internal/options.js';
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
 export type { RelayAllResult } from './internal/calls.js';
@@ -8,14 +8,7 @@ export type { DryRun, DryRunAction } from './internal/dry-run.js';
 export type { Verdict, VerdictFinding } from './internal/verdict.js';
 import type { Verdict } from './internal/verdict.js';
 import { type DryRun } from './internal/dry-run.js';
-export declare const DEFAULT_TIMEOUT_SECONDS: number;
-export declare const DEFAULT_BACKEND: string;
-export declare const DEFAULT_SANDBOX: SandboxMode;
-export declare const MAX_RELAY_DEPTH: number;
-export declare const MAX_CONTEXT_FILE_BYTES: number;
-export declare const MAX_DIFF_BYTES: number;
-export declare const MAX_PROMPT_BYTES: number;
-export declare const MAX_OUTPUT_BYTES: number;
+export { DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_OUTPUT_BYTES, MAX_PROMPT_BYTES, MAX_RELAY_DEPTH, } from './internal/limits.js';
 /**
  * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer
  * (with `dryRun: true`, a `DryRun` saying what would be sent and run, running nothing).

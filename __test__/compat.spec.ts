@@ -41,6 +41,12 @@ describe('a caller of the original relay', () => {
 
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
+  it('sees the core’s own constants (the wrapper writes them out to load no native code at import)', async () => {
+    const native = await import('../binding.js')
+    const written = { DEFAULT_TIMEOUT_SECONDS, DEFAULT_BACKEND, DEFAULT_SANDBOX, MAX_RELAY_DEPTH, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_PROMPT_BYTES, MAX_OUTPUT_BYTES }
+    expect(written).toEqual(Object.fromEntries(Object.keys(written).map((name) => [name, native[name as keyof typeof native]])))
+  })
+
   it('sees the same constants', () => {
     expect([DEFAULT_TIMEOUT_SECONDS, DEFAULT_BACKEND, DEFAULT_SANDBOX, MAX_RELAY_DEPTH]).toEqual([600, 'codex', 'read-only', 1])
     expect([MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_PROMPT_BYTES, MAX_OUTPUT_BYTES]).toEqual([200_000, 300_000, 500_000, 8_388_608])

@@ -105,6 +105,30 @@ describe('the installed package', () => {
     expect(JSON.parse(out)).toEqual({ fns: Array(8).fill('function'), max: 500_000, error: 'RelayError' })
   })
 
+  it('the ESM entry names every export of the CommonJS one', () => {
+    const out = run(process.execPath, ['--input-type=module', '-e', `
+      import { createRequire } from 'node:module'
+      const esm = await import('@phone-a-friend/relay')
+      const cjs = createRequire(import.meta.url)('@phone-a-friend/relay')
+      console.log(JSON.stringify({ esm: Object.keys(esm).filter((k) => k !== 'default').sort(), cjs: Object.keys(cjs).sort(), same: Object.keys(cjs).every((k) => esm[k] === cjs[k]) }))
+    `], project)
+    const { esm, cjs, same } = JSON.parse(out) as { esm: string[]; cjs: string[]; same: boolean }
+    expect(esm).toEqual(cjs)
+    expect(same).toBe(true)
+  })
+
+  it('loads its native code on first use, not at import', () => {
+    const out = run(process.execPath, ['--input-type=module', '-e', `
+      import { readFileSync } from 'node:fs'
+      const loaded = () => readFileSync('/proc/self/maps', 'utf8').includes('.node')
+      const { relay, MAX_PROMPT_BYTES } = await import('@phone-a-friend/relay')
+      const atImport = loaded()
+      await relay({ prompt: 'p', repoPath: '/nonexistent-folder-for-this-test' }).catch(() => undefined)
+      console.log(JSON.stringify({ atImport, afterCall: loaded(), max: MAX_PROMPT_BYTES }))
+    `], project)
+    expect(JSON.parse(out)).toEqual({ atImport: false, afterCall: true, max: 500_000 })
+  })
+
   it('import gives the same API, and the same classes as require()', () => {
     const out = run(process.execPath, ['--input-type=module', '-e', `
       import { createRequire } from 'node:module'

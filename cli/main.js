@@ -452,7 +452,7 @@ async function runMcp(argv) {
     }
     try {
         const { binding, scope } = require('../internal/native.js');
-        await binding.serveMcp(scope, process.cwd());
+        await binding.serveMcp(scope(), process.cwd());
         return 0;
     }
     catch (error) {

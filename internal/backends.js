@@ -173,9 +173,9 @@ function registerBackend(backend) {
     const notAString = modes.find((mode) => typeof mode !== 'string');
     if (notAString !== undefined)
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
-    native_js_1.binding.registerJsBackend(native_js_1.scope, name, modes, typeof review === 'function', resumeStrategyOf(backend), (call) => invoke(backend, name, call));
+    native_js_1.binding.registerJsBackend((0, native_js_1.scope)(), name, modes, typeof review === 'function', resumeStrategyOf(backend), (call) => invoke(backend, name, call));
 }
 /** Drops every backend registered from JS and restores the five built-ins. */
 function resetRegistry() {
-    native_js_1.binding.resetRegistry(native_js_1.scope);
+    native_js_1.binding.resetRegistry((0, native_js_1.scope)());
 }

@@ -34,7 +34,7 @@ function nextTag() {
  * beside it (`depth`) and is applied natively either way.
  */
 function environment() {
-    if (native_js_1.onMainThread)
+    if ((0, native_js_1.onMainThread)())
         return undefined;
     let entries = '';
     // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
@@ -58,11 +58,11 @@ function openCall({ signal, refused, onWarning }) {
     const tag = nextTag();
     const record = { thrown: new Map(), signal, onWarning };
     calls.set(tag, record);
-    const cancelId = signal ? native_js_1.binding.openCancelToken(native_js_1.scope) : undefined;
+    const cancelId = signal ? native_js_1.binding.openCancelToken((0, native_js_1.scope)()) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
     signal?.addEventListener('abort', onAbort, { once: true });
     return {
-        caller: { scope: native_js_1.scope, env: environment(), depth: (0, depth_js_1.currentBackendDepth)(), cwd: process.cwd(), callTag: tag, cancelId },
+        caller: { scope: (0, native_js_1.scope)(), env: environment(), depth: (0, depth_js_1.currentBackendDepth)(), cwd: process.cwd(), callTag: tag, cancelId },
         record,
         close() {
             calls.delete(tag);

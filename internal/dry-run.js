@@ -1,7 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.toDryRun = toDryRun;
-const native_js_1 = require("./native.js");
+const limits_js_1 = require("./limits.js");
 function action(native) {
     const { command, request } = native;
     if (command) {
@@ -32,7 +32,7 @@ function toDryRun(native) {
         ...(native.base === undefined || native.base === null ? {} : { base: native.base }),
         envelope,
         envelopeBytes: envelope === null ? 0 : Buffer.byteLength(envelope, 'utf8'),
-        maxPromptBytes: native_js_1.binding.MAX_PROMPT_BYTES,
+        maxPromptBytes: limits_js_1.MAX_PROMPT_BYTES,
         action: action(native),
         env: { set: Object.fromEntries(native.envSet.map(([name, value]) => [name, value])), removed: native.envRemoved },
     };

@@ -1,60 +1,45 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.binding = exports.onMainThread = exports.scope = void 0;
-const binding = __importStar(require("../binding.js"));
-exports.binding = binding;
+exports.binding = void 0;
+exports.scope = scope;
+exports.onMainThread = onMainThread;
 const invocations_js_1 = require("./invocations.js");
 const calls_js_1 = require("./calls.js");
+let loaded;
+/** The addon, loaded on first use: importing the package costs no native load (a few ms). */
+function load() {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (loaded ??= require('../binding.js'));
+}
+/** The addon's exports, each looked up (and the addon loaded) when first used. */
+exports.binding = new Proxy({}, {
+    get: (_, name) => load()[name],
+});
+let scopeId;
 /**
  * This module instance's scope: its backend registry, its warning sink, and how its JS backends
  * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
+ * Made on first use, with the addon.
  */
-exports.scope = binding.createScope((warning) => {
-    const onWarning = (0, calls_js_1.callRecord)(warning.callTag)?.onWarning;
-    if (onWarning) {
-        try {
-            onWarning(warning.message);
+function scope() {
+    scopeId ??= load().createScope((warning) => {
+        const onWarning = (0, calls_js_1.callRecord)(warning.callTag)?.onWarning;
+        if (onWarning) {
+            try {
+                onWarning(warning.message);
+            }
+            catch {
+                // A caller's callback that throws must not take the relay down with it.
+            }
+            return;
         }
-        catch {
-            // A caller's callback that throws must not take the relay down with it.
-        }
-        return;
-    }
-    // Looked up on each call so a test's spy on console.error sees it.
-    console.error(warning.message);
-}, invocations_js_1.abortInvocation);
+        // Looked up on each call so a test's spy on console.error sees it.
+        console.error(warning.message);
+    }, invocations_js_1.abortInvocation);
+    return scopeId;
+}
+let mainThread;
 /** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
-exports.onMainThread = binding.onProcessMainThread();
+function onMainThread() {
+    return (mainThread ??= load().onProcessMainThread());
+}

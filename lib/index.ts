@@ -17,7 +17,6 @@ import {
   type DryRunReviewOptions,
   type RelayOptions,
   type ReviewRelayOptions,
-  type SandboxMode,
 } from './internal/options.js'
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
@@ -30,14 +29,16 @@ import type { Verdict } from './internal/verdict.js'
 import { resetRegistry } from './internal/backends.js'
 import { toDryRun, type DryRun } from './internal/dry-run.js'
 
-export const DEFAULT_TIMEOUT_SECONDS: number = binding.DEFAULT_TIMEOUT_SECONDS
-export const DEFAULT_BACKEND: string = binding.DEFAULT_BACKEND
-export const DEFAULT_SANDBOX: SandboxMode = binding.DEFAULT_SANDBOX as SandboxMode
-export const MAX_RELAY_DEPTH: number = binding.MAX_RELAY_DEPTH
-export const MAX_CONTEXT_FILE_BYTES: number = binding.MAX_CONTEXT_FILE_BYTES
-export const MAX_DIFF_BYTES: number = binding.MAX_DIFF_BYTES
-export const MAX_PROMPT_BYTES: number = binding.MAX_PROMPT_BYTES
-export const MAX_OUTPUT_BYTES: number = binding.MAX_OUTPUT_BYTES
+export {
+  DEFAULT_BACKEND,
+  DEFAULT_SANDBOX,
+  DEFAULT_TIMEOUT_SECONDS,
+  MAX_CONTEXT_FILE_BYTES,
+  MAX_DIFF_BYTES,
+  MAX_OUTPUT_BYTES,
+  MAX_PROMPT_BYTES,
+  MAX_RELAY_DEPTH,
+} from './internal/limits.js'
 
 /**
  * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer

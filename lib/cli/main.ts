@@ -442,7 +442,7 @@ async function runMcp(argv: string[]): Promise<number> {
   }
   try {
     const { binding, scope } = require('../internal/native.js') as typeof import('../internal/native.js')
-    await binding.serveMcp(scope, process.cwd())
+    await binding.serveMcp(scope(), process.cwd())
     return 0
   } catch (error) {
     process.stderr.write(`phone-a-friend mcp: ${error instanceof Error ? error.message : String(error)}\n`)

@@ -238,10 +238,10 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  binding.registerJsBackend(scope, name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), (call: BackendCall) => invoke(backend, name, call))
+  binding.registerJsBackend(scope(), name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), (call: BackendCall) => invoke(backend, name, call))
 }
 
 /** Drops every backend registered from JS and restores the five built-ins. */
 export function resetRegistry(): void {
-  binding.resetRegistry(scope)
+  binding.resetRegistry(scope())
 }

@@ -54,7 +54,7 @@ function nextTag(): number {
  * beside it (`depth`) and is applied natively either way.
  */
 function environment(): string | undefined {
-  if (onMainThread) return undefined
+  if (onMainThread()) return undefined
   let entries = ''
   // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
   for (const key in process.env) {
@@ -82,11 +82,11 @@ function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
   const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal, onWarning }
   calls.set(tag, record)
-  const cancelId = signal ? binding.openCancelToken(scope) : undefined
+  const cancelId = signal ? binding.openCancelToken(scope()) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
   signal?.addEventListener('abort', onAbort, { once: true })
   return {
-    caller: { scope, env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
+    caller: { scope: scope(), env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
     record,
     close() {
       calls.delete(tag)

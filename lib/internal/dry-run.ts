@@ -1,5 +1,5 @@
 import type { NativeDryRun } from '../binding.js'
-import { binding } from './native.js'
+import { MAX_PROMPT_BYTES } from './limits.js'
 
 /** What a dry run would start: a program, an HTTP request, or a JavaScript backend's method. */
 export type DryRunAction =
@@ -88,7 +88,7 @@ export function toDryRun(native: NativeDryRun): DryRun {
     ...(native.base === undefined || native.base === null ? {} : { base: native.base }),
     envelope,
     envelopeBytes: envelope === null ? 0 : Buffer.byteLength(envelope, 'utf8'),
-    maxPromptBytes: binding.MAX_PROMPT_BYTES,
+    maxPromptBytes: MAX_PROMPT_BYTES,
     action: action(native),
     env: { set: Object.fromEntries(native.envSet.map(([name, value]) => [name, value])), removed: native.envRemoved },
   }

@@ -1,27 +1,50 @@
-import * as binding from '../binding.js'
+import type * as Binding from '../binding.js'
 import type { NativeWarning } from '../binding.js'
 import { abortInvocation } from './invocations.js'
 import { callRecord } from './calls.js'
 
+type BindingModule = typeof Binding
+
+let loaded: BindingModule | undefined
+
+/** The addon, loaded on first use: importing the package costs no native load (a few ms). */
+function load(): BindingModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (loaded ??= require('../binding.js') as BindingModule)
+}
+
+/** The addon's exports, each looked up (and the addon loaded) when first used. */
+export const binding: BindingModule = new Proxy({} as BindingModule, {
+  get: (_, name) => load()[name as keyof BindingModule],
+})
+
+let scopeId: number | undefined
+
 /**
  * This module instance's scope: its backend registry, its warning sink, and how its JS backends
  * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
+ * Made on first use, with the addon.
  */
-export const scope: number = binding.createScope((warning: NativeWarning) => {
-  const onWarning = callRecord(warning.callTag)?.onWarning
-  if (onWarning) {
-    try {
-      onWarning(warning.message)
-    } catch {
-      // A caller's callback that throws must not take the relay down with it.
+export function scope(): number {
+  scopeId ??= load().createScope((warning: NativeWarning) => {
+    const onWarning = callRecord(warning.callTag)?.onWarning
+    if (onWarning) {
+      try {
+        onWarning(warning.message)
+      } catch {
+        // A caller's callback that throws must not take the relay down with it.
+      }
+      return
     }
-    return
-  }
-  // Looked up on each call so a test's spy on console.error sees it.
-  console.error(warning.message)
-}, abortInvocation)
+    // Looked up on each call so a test's spy on console.error sees it.
+    console.error(warning.message)
+  }, abortInvocation)
+  return scopeId
+}
+
+let mainThread: boolean | undefined
 
 /** Whether this module runs on the process's main thread, where native code reads `process.env` itself. */
-export const onMainThread: boolean = binding.onProcessMainThread()
-
-export { binding }
+export function onMainThread(): boolean {
+  return (mainThread ??= load().onProcessMainThread())
+}

@@ -1,0 +1,14 @@
+import type { SandboxMode } from './options.js'
+
+/**
+ * The contract's defaults and limits (SPEC 2), as the core has them (a test compares the two),
+ * written out so that importing the package loads no native code.
+ */
+export const DEFAULT_TIMEOUT_SECONDS: number = 600
+export const DEFAULT_BACKEND: string = 'codex'
+export const DEFAULT_SANDBOX: SandboxMode = 'read-only'
+export const MAX_RELAY_DEPTH: number = 1
+export const MAX_CONTEXT_FILE_BYTES: number = 200_000
+export const MAX_DIFF_BYTES: number = 300_000
+export const MAX_PROMPT_BYTES: number = 500_000
+export const MAX_OUTPUT_BYTES: number = 8_388_608
