@@ -1,14 +1,17 @@
-import { type RelayAllResult } from './internal/calls.js';
-import { type GitHelperOptions, type DryRunRelayOptions, type RelayAllOptions, type DryRunReviewOptions, type RelayOptions, type ReviewRelayOptions } from './internal/options.js';
+import type { GitHelperOptions, DryRunRelayOptions, RelayAllOptions, DryRunReviewOptions, RelayOptions, ReviewRelayOptions } from './internal/options.js';
+import type { RelayAllResult } from './internal/calls.js';
+import type { Backend } from './internal/backends.js';
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js';
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js';
 export type { RelayAllResult } from './internal/calls.js';
-export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js';
+export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js';
 export type { DryRun, DryRunAction } from './internal/dry-run.js';
 export type { Verdict, VerdictFinding } from './internal/verdict.js';
 import type { Verdict } from './internal/verdict.js';
-import { type DryRun } from './internal/dry-run.js';
+import type { DryRun } from './internal/dry-run.js';
 export { DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_OUTPUT_BYTES, MAX_PROMPT_BYTES, MAX_RELAY_DEPTH, } from './internal/limits.js';
+/** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
+export declare function registerBackend(backend: Backend): void;
 /**
  * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer
  * (with `dryRun: true`, a `DryRun` saying what would be sent and run, running nothing).

@@ -1,6 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_RELAY_DEPTH = exports.MAX_PROMPT_BYTES = exports.MAX_OUTPUT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.DEFAULT_TIMEOUT_SECONDS = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.registerBackend = exports.BackendError = exports.RelayError = void 0;
+exports.MAX_RELAY_DEPTH = exports.MAX_PROMPT_BYTES = exports.MAX_OUTPUT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.DEFAULT_TIMEOUT_SECONDS = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.BackendError = exports.RelayError = void 0;
+exports.registerBackend = registerBackend;
 exports.relay = relay;
 exports.relayStream = relayStream;
 exports.relayAll = relayAll;
@@ -13,21 +14,22 @@ exports.detectDefaultBranch = detectDefaultBranch;
 exports.gitDiffBase = gitDiffBase;
 exports.checkBackends = checkBackends;
 exports._resetRegistry = _resetRegistry;
-/**
- * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
- * for a second opinion on work in a repository. The work runs off Node's main thread.
- */
-const native_js_1 = require("./internal/native.js");
-const calls_js_1 = require("./internal/calls.js");
-const errors_js_1 = require("./internal/errors.js");
-const options_js_1 = require("./internal/options.js");
-var errors_js_2 = require("./internal/errors.js");
-Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_2.RelayError; } });
-Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_2.BackendError; } });
-var backends_js_1 = require("./internal/backends.js");
-Object.defineProperty(exports, "registerBackend", { enumerable: true, get: function () { return backends_js_1.registerBackend; } });
-const backends_js_2 = require("./internal/backends.js");
-const dry_run_js_1 = require("./internal/dry-run.js");
+let loaded;
+function internals() {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    return (loaded ??= {
+        calls: require('./internal/calls.js'),
+        options: require('./internal/options.js'),
+        backends: require('./internal/backends.js'),
+        dryRun: require('./internal/dry-run.js'),
+        native: require('./internal/native.js'),
+    });
+    /* eslint-enable @typescript-eslint/no-require-imports */
+}
+var errors_js_1 = require("./internal/errors.js");
+Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_1.RelayError; } });
+Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_1.BackendError; } });
+const errors_js_2 = require("./internal/errors.js");
 var limits_js_1 = require("./internal/limits.js");
 Object.defineProperty(exports, "DEFAULT_BACKEND", { enumerable: true, get: function () { return limits_js_1.DEFAULT_BACKEND; } });
 Object.defineProperty(exports, "DEFAULT_SANDBOX", { enumerable: true, get: function () { return limits_js_1.DEFAULT_SANDBOX; } });
@@ -37,14 +39,18 @@ Object.defineProperty(exports, "MAX_DIFF_BYTES", { enumerable: true, get: functi
 Object.defineProperty(exports, "MAX_OUTPUT_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_OUTPUT_BYTES; } });
 Object.defineProperty(exports, "MAX_PROMPT_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_PROMPT_BYTES; } });
 Object.defineProperty(exports, "MAX_RELAY_DEPTH", { enumerable: true, get: function () { return limits_js_1.MAX_RELAY_DEPTH; } });
+/** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
+function registerBackend(backend) {
+    internals().backends.registerBackend(backend);
+}
 async function relay(options) {
-    const parsed = (0, options_js_1.nativeRelayOptions)(options);
+    const parsed = internals().options.nativeRelayOptions(options);
     const { options: native, onChunk, dryRun } = parsed;
     if (dryRun)
-        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.dryRunRelay(native, caller)));
+        return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)));
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.relayStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.relay(native, caller));
+        return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller)), onChunk);
+    return internals().calls.callNative(parsed, (caller) => internals().native.binding.relay(native, caller));
 }
 /**
  * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
@@ -55,12 +61,12 @@ async function relay(options) {
  * catch up.
  */
 async function* relayStream(options) {
-    const parsed = (0, options_js_1.nativeRelayOptions)(options);
+    const parsed = internals().options.nativeRelayOptions(options);
     const { options: native, dryRun } = parsed;
     // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
     if (dryRun)
-        throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true);
-    return yield* (0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.relayStream(native, caller));
+        throw (0, errors_js_2.invalidArgType)('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true);
+    return yield* internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller));
 }
 /**
  * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
@@ -76,33 +82,33 @@ async function* relayStream(options) {
  * backends. The signal aborts every backend: the call rejects with an `AbortError`.
  */
 async function relayAll(options) {
-    const parsed = (0, options_js_1.nativeRelayAllOptions)(options);
-    return (0, calls_js_1.callNativeAll)(parsed, (caller) => native_js_1.binding.relayAll(parsed.options, parsed.backends, caller));
+    const parsed = internals().options.nativeRelayAllOptions(options);
+    return internals().calls.callNativeAll(parsed, (caller) => internals().native.binding.relayAll(parsed.options, parsed.backends, caller));
 }
 async function reviewRelay(options) {
-    const parsed = (0, options_js_1.nativeReviewOptions)(options);
+    const parsed = internals().options.nativeReviewOptions(options);
     const { options: native, onChunk, dryRun } = parsed;
     if (dryRun)
-        return (0, dry_run_js_1.toDryRun)(await (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.dryRunReview(native, caller)));
+        return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunReview(native, caller)));
     if (onChunk)
-        return (0, calls_js_1.collectStream)((0, calls_js_1.streamNative)(parsed, (caller) => native_js_1.binding.reviewStream(native, caller)), onChunk);
-    return (0, calls_js_1.callNative)(parsed, (caller) => native_js_1.binding.reviewRelay(native, caller));
+        return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.reviewStream(native, caller)), onChunk);
+    return internals().calls.callNative(parsed, (caller) => internals().native.binding.reviewRelay(native, caller));
 }
 /** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
 async function listSessions() {
-    const sessions = await (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.listSessions(caller));
+    const sessions = await internals().calls.callNative({}, (caller) => internals().native.binding.listSessions(caller));
     return sessions.map((s) => ({ ...s, backendSessionId: s.backendSessionId ?? null }));
 }
 /** Removes a session from the store; whether there was one. */
 async function deleteSession(label) {
-    const name = (0, options_js_1.stringArgument)(label, 'label');
-    return (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.deleteSession(name, caller));
+    const name = internals().options.stringArgument(label, 'label');
+    return internals().calls.callNative({}, (caller) => internals().native.binding.deleteSession(name, caller));
 }
 /** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
 async function pruneSessions(olderThanDays) {
     if (typeof olderThanDays !== 'number')
-        throw (0, errors_js_1.invalidArgType)('olderThanDays', 'of type number', olderThanDays);
-    return (0, calls_js_1.callNative)({}, (caller) => native_js_1.binding.pruneSessions(olderThanDays, caller));
+        throw (0, errors_js_2.invalidArgType)('olderThanDays', 'of type number', olderThanDays);
+    return internals().calls.callNative({}, (caller) => internals().native.binding.pruneSessions(olderThanDays, caller));
 }
 /**
  * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
@@ -111,12 +117,12 @@ async function pruneSessions(olderThanDays) {
  * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
  */
 function parseVerdict(text) {
-    const raw = (0, options_js_1.stringArgument)(text, 'text');
+    const raw = internals().options.stringArgument(text, 'text');
     try {
-        return JSON.parse(native_js_1.binding.parseVerdict(raw));
+        return JSON.parse(internals().native.binding.parseVerdict(raw));
     }
     catch (error) {
-        throw (0, calls_js_1.fromNative)(error);
+        throw internals().calls.fromNative(error);
     }
 }
 /**
@@ -124,13 +130,13 @@ function parseVerdict(text) {
  * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
  */
 function detectDefaultBranch(repoPath, options) {
-    const repo = (0, options_js_1.stringArgument)(repoPath, 'repoPath');
-    const timeoutSeconds = (0, options_js_1.gitHelperTimeout)(options);
+    const repo = internals().options.stringArgument(repoPath, 'repoPath');
+    const timeoutSeconds = internals().options.gitHelperTimeout(options);
     try {
-        return native_js_1.binding.detectDefaultBranch(repo, timeoutSeconds);
+        return internals().native.binding.detectDefaultBranch(repo, timeoutSeconds);
     }
     catch (error) {
-        throw (0, calls_js_1.fromNative)(error);
+        throw internals().calls.fromNative(error);
     }
 }
 /**
@@ -138,21 +144,21 @@ function detectDefaultBranch(repoPath, options) {
  * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
  */
 function gitDiffBase(repoPath, base, options) {
-    const repo = (0, options_js_1.stringArgument)(repoPath, 'repoPath');
-    const from = (0, options_js_1.stringArgument)(base, 'base');
-    const timeoutSeconds = (0, options_js_1.gitHelperTimeout)(options);
+    const repo = internals().options.stringArgument(repoPath, 'repoPath');
+    const from = internals().options.stringArgument(base, 'base');
+    const timeoutSeconds = internals().options.gitHelperTimeout(options);
     try {
-        return native_js_1.binding.gitDiffBase(repo, from, timeoutSeconds);
+        return internals().native.binding.gitDiffBase(repo, from, timeoutSeconds);
     }
     catch (error) {
-        throw (0, calls_js_1.fromNative)(error);
+        throw internals().calls.fromNative(error);
     }
 }
 /** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
 function checkBackends() {
-    return { ...native_js_1.binding.checkBackends() };
+    return { ...internals().native.binding.checkBackends() };
 }
 /** Drops every backend registered from JS and restores the five built-ins. */
 function _resetRegistry() {
-    (0, backends_js_2.resetRegistry)();
+    internals().backends.resetRegistry();
 }

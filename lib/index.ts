@@ -2,32 +2,58 @@
  * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
-import { binding } from './internal/native.js'
-import { callNative, callNativeAll, collectStream, fromNative, streamNative, type RelayAllResult } from './internal/calls.js'
-import { invalidArgType } from './internal/errors.js'
-import {
-  gitHelperTimeout,
-  nativeRelayAllOptions,
-  nativeRelayOptions,
-  nativeReviewOptions,
-  stringArgument,
-  type GitHelperOptions,
-  type DryRunRelayOptions,
-  type RelayAllOptions,
-  type DryRunReviewOptions,
-  type RelayOptions,
-  type ReviewRelayOptions,
+import type * as Calls from './internal/calls.js'
+import type * as Options from './internal/options.js'
+import type * as Backends from './internal/backends.js'
+import type * as DryRuns from './internal/dry-run.js'
+import type * as Native from './internal/native.js'
+import type {
+  GitHelperOptions,
+  DryRunRelayOptions,
+  RelayAllOptions,
+  DryRunReviewOptions,
+  RelayOptions,
+  ReviewRelayOptions,
 } from './internal/options.js'
+import type { RelayAllResult } from './internal/calls.js'
+import type { Backend } from './internal/backends.js'
+
+/**
+ * The wrapper's internals, loaded on the first call rather than at import: an import then costs
+ * only the error classes and the constants (a few milliseconds less for every process that
+ * imports the package, most of which make few calls).
+ */
+interface Internals {
+  calls: typeof Calls
+  options: typeof Options
+  backends: typeof Backends
+  dryRun: typeof DryRuns
+  native: typeof Native
+}
+
+let loaded: Internals | undefined
+
+function internals(): Internals {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  return (loaded ??= {
+    calls: require('./internal/calls.js') as typeof Calls,
+    options: require('./internal/options.js') as typeof Options,
+    backends: require('./internal/backends.js') as typeof Backends,
+    dryRun: require('./internal/dry-run.js') as typeof DryRuns,
+    native: require('./internal/native.js') as typeof Native,
+  })
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult } from './internal/calls.js'
-export { registerBackend, type Backend, type BackendRunOptions, type BackendReviewOptions } from './internal/backends.js'
+export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
 import type { Verdict } from './internal/verdict.js'
-import { resetRegistry } from './internal/backends.js'
-import { toDryRun, type DryRun } from './internal/dry-run.js'
+import type { DryRun } from './internal/dry-run.js'
+import { invalidArgType } from './internal/errors.js'
 
 export {
   DEFAULT_BACKEND,
@@ -40,6 +66,11 @@ export {
   MAX_RELAY_DEPTH,
 } from './internal/limits.js'
 
+/** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
+export function registerBackend(backend: Backend): void {
+  internals().backends.registerBackend(backend)
+}
+
 /**
  * Relays a prompt (with optional context and git diff) to a backend and resolves with its answer
  * (with `dryRun: true`, a `DryRun` saying what would be sent and run, running nothing).
@@ -49,11 +80,11 @@ export {
 export function relay(options: DryRunRelayOptions): Promise<DryRun>
 export function relay(options: RelayOptions): Promise<string>
 export async function relay(options: RelayOptions | DryRunRelayOptions): Promise<string | DryRun> {
-  const parsed = nativeRelayOptions(options)
+  const parsed = internals().options.nativeRelayOptions(options)
   const { options: native, onChunk, dryRun } = parsed
-  if (dryRun) return toDryRun(await callNative(parsed, (caller) => binding.dryRunRelay(native, caller)))
-  if (onChunk) return collectStream(streamNative(parsed, (caller) => binding.relayStream(native, caller)), onChunk)
-  return callNative(parsed, (caller) => binding.relay(native, caller))
+  if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)))
+  if (onChunk) return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller)), onChunk)
+  return internals().calls.callNative(parsed, (caller) => internals().native.binding.relay(native, caller))
 }
 
 /**
@@ -65,11 +96,11 @@ export async function relay(options: RelayOptions | DryRunRelayOptions): Promise
  * catch up.
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
-  const parsed = nativeRelayOptions(options)
+  const parsed = internals().options.nativeRelayOptions(options)
   const { options: native, dryRun } = parsed
   // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
   if (dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
-  return yield* streamNative(parsed, (caller) => binding.relayStream(native, caller))
+  return yield* internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller))
 }
 
 /**
@@ -86,8 +117,8 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
  * backends. The signal aborts every backend: the call rejects with an `AbortError`.
  */
 export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]> {
-  const parsed = nativeRelayAllOptions(options)
-  return callNativeAll(parsed, (caller) => binding.relayAll(parsed.options, parsed.backends, caller))
+  const parsed = internals().options.nativeRelayAllOptions(options)
+  return internals().calls.callNativeAll(parsed, (caller) => internals().native.binding.relayAll(parsed.options, parsed.backends, caller))
 }
 
 /**
@@ -97,11 +128,11 @@ export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult
 export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
 export function reviewRelay(options: ReviewRelayOptions): Promise<string>
 export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOptions): Promise<string | DryRun> {
-  const parsed = nativeReviewOptions(options)
+  const parsed = internals().options.nativeReviewOptions(options)
   const { options: native, onChunk, dryRun } = parsed
-  if (dryRun) return toDryRun(await callNative(parsed, (caller) => binding.dryRunReview(native, caller)))
-  if (onChunk) return collectStream(streamNative(parsed, (caller) => binding.reviewStream(native, caller)), onChunk)
-  return callNative(parsed, (caller) => binding.reviewRelay(native, caller))
+  if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunReview(native, caller)))
+  if (onChunk) return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.reviewStream(native, caller)), onChunk)
+  return internals().calls.callNative(parsed, (caller) => internals().native.binding.reviewRelay(native, caller))
 }
 
 /** A session in the store (SPEC 12). */
@@ -121,20 +152,20 @@ export interface SessionInfo {
 
 /** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
 export async function listSessions(): Promise<SessionInfo[]> {
-  const sessions = await callNative({}, (caller) => binding.listSessions(caller))
+  const sessions = await internals().calls.callNative({}, (caller) => internals().native.binding.listSessions(caller))
   return sessions.map((s) => ({ ...s, backendSessionId: s.backendSessionId ?? null }))
 }
 
 /** Removes a session from the store; whether there was one. */
 export async function deleteSession(label: string): Promise<boolean> {
-  const name = stringArgument(label, 'label')
-  return callNative({}, (caller) => binding.deleteSession(name, caller))
+  const name = internals().options.stringArgument(label, 'label')
+  return internals().calls.callNative({}, (caller) => internals().native.binding.deleteSession(name, caller))
 }
 
 /** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
 export async function pruneSessions(olderThanDays: number): Promise<string[]> {
   if (typeof olderThanDays !== 'number') throw invalidArgType('olderThanDays', 'of type number', olderThanDays)
-  return callNative({}, (caller) => binding.pruneSessions(olderThanDays, caller))
+  return internals().calls.callNative({}, (caller) => internals().native.binding.pruneSessions(olderThanDays, caller))
 }
 
 /**
@@ -144,11 +175,11 @@ export async function pruneSessions(olderThanDays: number): Promise<string[]> {
  * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
  */
 export function parseVerdict(text: string): Verdict {
-  const raw = stringArgument(text, 'text')
+  const raw = internals().options.stringArgument(text, 'text')
   try {
-    return JSON.parse(binding.parseVerdict(raw)) as Verdict
+    return JSON.parse(internals().native.binding.parseVerdict(raw)) as Verdict
   } catch (error) {
-    throw fromNative(error)
+    throw internals().calls.fromNative(error)
   }
 }
 
@@ -157,12 +188,12 @@ export function parseVerdict(text: string): Verdict {
  * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
  */
 export function detectDefaultBranch(repoPath: string, options?: GitHelperOptions): string {
-  const repo = stringArgument(repoPath, 'repoPath')
-  const timeoutSeconds = gitHelperTimeout(options)
+  const repo = internals().options.stringArgument(repoPath, 'repoPath')
+  const timeoutSeconds = internals().options.gitHelperTimeout(options)
   try {
-    return binding.detectDefaultBranch(repo, timeoutSeconds)
+    return internals().native.binding.detectDefaultBranch(repo, timeoutSeconds)
   } catch (error) {
-    throw fromNative(error)
+    throw internals().calls.fromNative(error)
   }
 }
 
@@ -171,22 +202,22 @@ export function detectDefaultBranch(repoPath: string, options?: GitHelperOptions
  * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
  */
 export function gitDiffBase(repoPath: string, base: string, options?: GitHelperOptions): string {
-  const repo = stringArgument(repoPath, 'repoPath')
-  const from = stringArgument(base, 'base')
-  const timeoutSeconds = gitHelperTimeout(options)
+  const repo = internals().options.stringArgument(repoPath, 'repoPath')
+  const from = internals().options.stringArgument(base, 'base')
+  const timeoutSeconds = internals().options.gitHelperTimeout(options)
   try {
-    return binding.gitDiffBase(repo, from, timeoutSeconds)
+    return internals().native.binding.gitDiffBase(repo, from, timeoutSeconds)
   } catch (error) {
-    throw fromNative(error)
+    throw internals().calls.fromNative(error)
   }
 }
 
 /** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
 export function checkBackends(): Record<string, boolean> {
-  return { ...binding.checkBackends() }
+  return { ...internals().native.binding.checkBackends() }
 }
 
 /** Drops every backend registered from JS and restores the five built-ins. */
 export function _resetRegistry(): void {
-  resetRegistry()
+  internals().backends.resetRegistry()
 }
