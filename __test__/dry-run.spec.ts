@@ -102,6 +102,14 @@ describe('a CLI backend', () => {
     expect(clis.args().length).toBe(command(dryRun).args.length)
   })
 
+  it('a codex review with a verdict is described as the generic path the real review takes', async () => {
+    const dryRun = await reviewRelay({ repoPath: repo.path, backend: 'codex', base: 'HEAD', verdict: true, dryRun: true })
+    expect(fakeCliRan()).toBe(false)
+    expect(dryRun.envelope).toContain('Review request:')
+    expect(command(dryRun).args).not.toContain('review')
+    expect(command(dryRun).args).toContain('--output-schema')
+  })
+
   it("gemini's review takes the generic path: the envelope holds the diff against the base", async () => {
     repo.commit('second')
     const dryRun = await reviewRelay({ repoPath: repo.path, backend: 'gemini', base: 'HEAD~1', dryRun: true })

@@ -457,17 +457,21 @@ pub async fn review_relay(
     checked(answer, schema.as_deref(), verdict)
 }
 
-/// The backend's own review, unless the request needs the generic path: a schema (or a
-/// verdict) goes in the prompt, which no native review takes.
+/// Whether the backend may review natively: a schema (or a verdict) goes in the prompt, which
+/// no native review takes. The real call and the dry run ask the same question here.
+fn may_review_natively(request: &ReviewRequest) -> bool {
+    request.schema.is_none()
+}
+
+/// The backend's own review, unless the request needs the generic path.
 fn native_review(
     backend: &Arc<dyn Backend>,
     request: &ReviewRequest,
     cancel: &CancellationToken,
 ) -> Option<crate::backend::BackendFuture> {
-    if request.schema.is_some() {
-        return None;
-    }
-    backend.clone().review(request, cancel.clone())
+    may_review_natively(request)
+        .then(|| backend.clone().review(request, cancel.clone()))
+        .flatten()
 }
 
 /// A schema-checked answer is its JSON text; a verdict is also checked against its findings
@@ -585,9 +589,7 @@ pub async fn dry_run_review(
         &registry, options, &call.env, &call.cwd, call.tag, &deadline,
     )
     .await?;
-    if let Some(plan) = request
-        .schema
-        .is_none()
+    if let Some(plan) = may_review_natively(&request)
         .then(|| backend.plan_review(&request))
         .flatten()
     {
