@@ -18,6 +18,12 @@ export interface BackendCall {
   prompt?: string
   repoPath: string
   timeoutSeconds: number
+  /** What the call's deadline leaves: then the backend's signal aborts with `timeoutMessage`. */
+  timeLeftMs: number
+  /** How long after that the backend may still settle (its own answer to the abort). */
+  graceMs: number
+  /** The `ERR_BACKEND_TIMEOUT` message. */
+  timeoutMessage: string
   sandbox: string
   model?: string
   /**
@@ -48,8 +54,9 @@ export interface BackendCall {
 export interface BackendOutcome {
   output?: string
   /**
-   * `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else) or
-   * `'invalid'` (run resolved with something other than a string).
+   * `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
+   * `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
+   * settle within its time and grace) or `'aborted'` (the caller's signal).
    */
   failure?: string
   message?: string
@@ -85,6 +92,12 @@ export declare function deleteSession(label: string, caller: NativeCaller): Prom
  * `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
  */
 export declare function detectDefaultBranch(repoPath: string, timeoutSeconds?: number | undefined | null): string
+
+/** A relay the wrapper runs on the JS thread: the backend's name and its trampoline's call. */
+export interface DirectRelay {
+  backend: string
+  call: BackendCall
+}
 
 export declare function dryRunRelay(options: NativeRelayOptions, caller: NativeCaller): Promise<NativeDryRun>
 
@@ -257,6 +270,13 @@ export declare function openCancelToken(scope: number): number
  */
 export declare function parseVerdict(text: string): string
 
+/**
+ * Checks and prepares a `relay()` on the JS thread. `null` when it cannot run there (its
+ * preparation waits on a file, git or the session store, or the backend is not a JS one): the
+ * wrapper then makes the asynchronous call, which checks again.
+ */
+export declare function prepareDirectRelay(options: NativeRelayOptions, caller: NativeCaller): DirectRelay | null
+
 export declare function pruneSessions(olderThanDays: number, caller: NativeCaller): Promise<string[]>
 
 /**
@@ -290,6 +310,12 @@ export declare function reviewStream(options: NativeReviewOptions, caller: Nativ
  * `cwd` as they are now and the built-in backends only (JS backends are not served).
  */
 export declare function serveMcp(scope: number, cwd: string): Promise<void>
+
+/**
+ * An invocation's outcome as the relay's answer or error, made by the same functions as on the
+ * asynchronous path (the wrapper takes an answer as it is, without this call).
+ */
+export declare function settleDirect(backend: string, outcome: BackendOutcome): string
 
 /**
  * Gives up on a stream (`break`, `return()`, a throwing `onChunk`): the run is aborted, its

@@ -30,15 +30,16 @@ var errors_js_1 = require("./internal/errors.js");
 Object.defineProperty(exports, "RelayError", { enumerable: true, get: function () { return errors_js_1.RelayError; } });
 Object.defineProperty(exports, "BackendError", { enumerable: true, get: function () { return errors_js_1.BackendError; } });
 const errors_js_2 = require("./internal/errors.js");
-var limits_js_1 = require("./internal/limits.js");
-Object.defineProperty(exports, "DEFAULT_BACKEND", { enumerable: true, get: function () { return limits_js_1.DEFAULT_BACKEND; } });
-Object.defineProperty(exports, "DEFAULT_SANDBOX", { enumerable: true, get: function () { return limits_js_1.DEFAULT_SANDBOX; } });
-Object.defineProperty(exports, "DEFAULT_TIMEOUT_SECONDS", { enumerable: true, get: function () { return limits_js_1.DEFAULT_TIMEOUT_SECONDS; } });
-Object.defineProperty(exports, "MAX_CONTEXT_FILE_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_CONTEXT_FILE_BYTES; } });
-Object.defineProperty(exports, "MAX_DIFF_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_DIFF_BYTES; } });
-Object.defineProperty(exports, "MAX_OUTPUT_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_OUTPUT_BYTES; } });
-Object.defineProperty(exports, "MAX_PROMPT_BYTES", { enumerable: true, get: function () { return limits_js_1.MAX_PROMPT_BYTES; } });
-Object.defineProperty(exports, "MAX_RELAY_DEPTH", { enumerable: true, get: function () { return limits_js_1.MAX_RELAY_DEPTH; } });
+const limits_js_1 = require("./internal/limits.js");
+var limits_js_2 = require("./internal/limits.js");
+Object.defineProperty(exports, "DEFAULT_BACKEND", { enumerable: true, get: function () { return limits_js_2.DEFAULT_BACKEND; } });
+Object.defineProperty(exports, "DEFAULT_SANDBOX", { enumerable: true, get: function () { return limits_js_2.DEFAULT_SANDBOX; } });
+Object.defineProperty(exports, "DEFAULT_TIMEOUT_SECONDS", { enumerable: true, get: function () { return limits_js_2.DEFAULT_TIMEOUT_SECONDS; } });
+Object.defineProperty(exports, "MAX_CONTEXT_FILE_BYTES", { enumerable: true, get: function () { return limits_js_2.MAX_CONTEXT_FILE_BYTES; } });
+Object.defineProperty(exports, "MAX_DIFF_BYTES", { enumerable: true, get: function () { return limits_js_2.MAX_DIFF_BYTES; } });
+Object.defineProperty(exports, "MAX_OUTPUT_BYTES", { enumerable: true, get: function () { return limits_js_2.MAX_OUTPUT_BYTES; } });
+Object.defineProperty(exports, "MAX_PROMPT_BYTES", { enumerable: true, get: function () { return limits_js_2.MAX_PROMPT_BYTES; } });
+Object.defineProperty(exports, "MAX_RELAY_DEPTH", { enumerable: true, get: function () { return limits_js_2.MAX_RELAY_DEPTH; } });
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 function registerBackend(backend) {
     internals().backends.registerBackend(backend);
@@ -50,6 +51,9 @@ async function relay(options) {
         return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)));
     if (onChunk)
         return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller)), onChunk);
+    const trampoline = internals().backends.trampolineFor(native.backend ?? limits_js_1.DEFAULT_BACKEND);
+    if (trampoline)
+        return internals().calls.relayOnThisThread(parsed, native, trampoline);
     return internals().calls.callNative(parsed, (caller) => internals().native.binding.relay(native, caller));
 }
 /**

@@ -1,3 +1,4 @@
+import type { BackendCall, BackendOutcome } from '../binding.js';
 import type { SandboxMode } from './options.js';
 /** What a backend's `run()` receives. */
 export interface BackendRunOptions {
@@ -75,6 +76,10 @@ export interface Backend {
         resumeStrategy?: 'native-session' | 'transcript-replay' | 'unsupported';
     };
 }
+/** Calls a registered backend's `run()`/`review()`; always resolves. */
+export type Trampoline = (call: BackendCall) => Promise<BackendOutcome>;
+/** The trampoline of the JS backend registered as `name`, if it is one. */
+export declare function trampolineFor(name: string): Trampoline | undefined;
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export declare function registerBackend(backend: Backend): void;
 /** Drops every backend registered from JS and restores the five built-ins. */

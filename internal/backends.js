@@ -1,5 +1,6 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
+exports.trampolineFor = trampolineFor;
 exports.registerBackend = registerBackend;
 exports.resetRegistry = resetRegistry;
 const native_js_1 = require("./native.js");
@@ -122,13 +123,18 @@ async function invoke(backend, name, call) {
     try {
         const options = optionsFor(call, signal, reported);
         // Relays the backend starts (through timers and promise chains too) see its depth.
-        const output = await (0, depth_js_1.runAtDepthOf)(call.depth, () => {
+        const running = (0, depth_js_1.runAtDepthOf)(call.depth, () => {
             if (call.method !== 'run')
                 return backend.review?.(options);
             if (call.stream && typeof backend.runStream === 'function')
                 return streamed(backend.runStream(options), call.invocation);
             return backend.run(options);
         });
+        const output = await (0, invocations_js_1.withinTime)(call, record?.signal, Promise.resolve(running));
+        if (output === invocations_js_1.TIMED_OUT)
+            return { failure: 'timeout', message: call.timeoutMessage };
+        if (output === invocations_js_1.ABORTED)
+            return { failure: 'aborted' };
         if (typeof output === 'string')
             return { output, sessionId: reported.sessionId };
         return invalidOutput(name, call.method, output);
@@ -152,6 +158,12 @@ function resumeStrategyOf(backend) {
         throw (0, errors_js_1.invalidArgType)('backend.capabilities.resumeStrategy', `one of ${RESUME_STRATEGIES.join(', ')}`, strategy);
     return strategy;
 }
+/** The trampolines of the backends registered from this module, by name, for relays made on this thread. */
+const trampolines = new Map();
+/** The trampoline of the JS backend registered as `name`, if it is one. */
+function trampolineFor(name) {
+    return trampolines.get(name);
+}
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 function registerBackend(backend) {
     if (typeof backend !== 'object' || backend === null)
@@ -173,9 +185,12 @@ function registerBackend(backend) {
     const notAString = modes.find((mode) => typeof mode !== 'string');
     if (notAString !== undefined)
         throw (0, errors_js_1.invalidArgType)('backend.allowedSandboxes', 'an iterable of strings', notAString);
-    native_js_1.binding.registerJsBackend((0, native_js_1.scope)(), name, modes, typeof review === 'function', resumeStrategyOf(backend), (call) => invoke(backend, name, call));
+    const trampoline = (call) => invoke(backend, name, call);
+    native_js_1.binding.registerJsBackend((0, native_js_1.scope)(), name, modes, typeof review === 'function', resumeStrategyOf(backend), trampoline);
+    trampolines.set(name, trampoline);
 }
 /** Drops every backend registered from JS and restores the five built-ins. */
 function resetRegistry() {
     native_js_1.binding.resetRegistry((0, native_js_1.scope)());
+    trampolines.clear();
 }

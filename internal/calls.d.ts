@@ -1,4 +1,4 @@
-import type { NativeBackendOutcome, NativeCaller } from '../binding.js';
+import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, NativeRelayOptions } from '../binding.js';
 import { RelayError } from './errors.js';
 /** What one relay call keeps on the JS side while it runs. */
 export interface CallRecord {
@@ -20,6 +20,14 @@ export declare function callRecord(tag: number): CallRecord | undefined;
 export declare function keepThrown(record: CallRecord, value: unknown): number;
 /** Runs one native call and turns a native failure into what the caller must see. */
 export declare function callNative<T>(options: CallOptions, start: (caller: NativeCaller) => Promise<T>): Promise<T>;
+/**
+ * `relay()` to a JS backend, made without leaving this thread when its preparation waits on
+ * nothing (no context file, diff, session or schema): checks and envelope in one synchronous
+ * native call, then the backend's trampoline, which keeps its time and the caller's signal. The
+ * asynchronous path would cross threads four times, several times what such a backend costs.
+ * Else (or for a backend that is not a JS one) the call is `relay()`'s asynchronous one.
+ */
+export declare function relayOnThisThread(options: CallOptions, native: NativeRelayOptions, trampoline: (call: BackendCall) => Promise<BackendOutcome>): Promise<string>;
 /** How one backend of a `relayAll()` call settled. */
 export type RelayAllResult = {
     backend: string;

@@ -3,6 +3,7 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.callRecord = callRecord;
 exports.keepThrown = keepThrown;
 exports.callNative = callNative;
+exports.relayOnThisThread = relayOnThisThread;
 exports.callNativeAll = callNativeAll;
 exports.streamNative = streamNative;
 exports.collectStream = collectStream;
@@ -47,9 +48,10 @@ function environment() {
 }
 /**
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
- * a native cancellation token (registered here, so an abort cannot race it).
+ * a native cancellation token (registered here, so an abort cannot race it), unless the call
+ * stays on this thread (`native: false`).
  */
-function openCall({ signal, refused, onWarning }) {
+function openCall({ signal, refused, onWarning }, native = true) {
     if (signal?.aborted)
         throw new errors_js_1.AbortError(undefined, { cause: signal.reason });
     // Checks that need no environment, file or backend fail here, before any of that is copied.
@@ -58,15 +60,17 @@ function openCall({ signal, refused, onWarning }) {
     const tag = nextTag();
     const record = { thrown: new Map(), signal, onWarning };
     calls.set(tag, record);
-    const cancelId = signal ? native_js_1.binding.openCancelToken((0, native_js_1.scope)()) : undefined;
+    const bridged = native && signal !== undefined;
+    const cancelId = bridged ? native_js_1.binding.openCancelToken((0, native_js_1.scope)()) : undefined;
     const onAbort = () => native_js_1.binding.cancel(cancelId);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (bridged)
+        signal.addEventListener('abort', onAbort, { once: true });
     return {
         caller: { scope: (0, native_js_1.scope)(), env: environment(), depth: (0, depth_js_1.currentBackendDepth)(), cwd: process.cwd(), callTag: tag, cancelId },
         record,
         close() {
             calls.delete(tag);
-            if (signal) {
+            if (bridged) {
                 signal.removeEventListener('abort', onAbort);
                 native_js_1.binding.closeCancelToken(cancelId);
             }
@@ -78,6 +82,36 @@ async function callNative(options, start) {
     const call = openCall(options);
     try {
         return await start(call.caller);
+    }
+    catch (error) {
+        throw fromNative(error, call.record);
+    }
+    finally {
+        call.close();
+    }
+}
+/**
+ * `relay()` to a JS backend, made without leaving this thread when its preparation waits on
+ * nothing (no context file, diff, session or schema): checks and envelope in one synchronous
+ * native call, then the backend's trampoline, which keeps its time and the caller's signal. The
+ * asynchronous path would cross threads four times, several times what such a backend costs.
+ * Else (or for a backend that is not a JS one) the call is `relay()`'s asynchronous one.
+ */
+async function relayOnThisThread(options, native, trampoline) {
+    const call = openCall(options, false);
+    try {
+        const direct = native_js_1.binding.prepareDirectRelay(native, call.caller);
+        if (direct === null) {
+            call.close();
+            return await callNative(options, (caller) => native_js_1.binding.relay(native, caller));
+        }
+        const outcome = await trampoline(direct.call);
+        if (options.signal?.aborted)
+            throw new errors_js_1.AbortError(undefined, { cause: options.signal.reason });
+        // As on the other path, where the answer passes through a Rust string: lone surrogates become U+FFFD.
+        if (typeof outcome.output === 'string')
+            return outcome.output.isWellFormed() ? outcome.output : outcome.output.toWellFormed();
+        return native_js_1.binding.settleDirect(direct.backend, outcome);
     }
     catch (error) {
         throw fromNative(error, call.record);

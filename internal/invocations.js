@@ -1,8 +1,10 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
+exports.ABORTED = exports.TIMED_OUT = void 0;
 exports.openInvocation = openInvocation;
 exports.closeInvocation = closeInvocation;
 exports.abortInvocation = abortInvocation;
+exports.withinTime = withinTime;
 const errors_js_1 = require("./errors.js");
 const invocations = new Map();
 /** Opens invocation `id` and returns the signal its backend receives. */
@@ -32,4 +34,52 @@ function reasonFor(abort, { backend, callerSignal }) {
     if (callerSignal?.aborted)
         return callerSignal.reason;
     return new errors_js_1.AbortError();
+}
+/** How an invocation ended when its backend did not settle first. */
+exports.TIMED_OUT = Symbol('timed out');
+exports.ABORTED = Symbol('aborted');
+/** Node's longest timer; a longer wait is made of several. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Settles as `work` does, unless the invocation's time runs out or its caller aborts first. When
+ * the time the relay's deadline left it is over, the backend's signal aborts with the timeout
+ * error and the backend has `graceMs` more to settle (its own answer to the abort wins); then it
+ * is given up. The caller's signal gives it up at once. The timers do not keep Node running.
+ */
+function withinTime(call, callerSignal, work) {
+    const { invocation } = call;
+    return new Promise((resolve, reject) => {
+        let timer;
+        const after = (ms, then) => {
+            timer = ms > LONGEST_TIMER_MS ? setTimeout(() => after(ms - LONGEST_TIMER_MS, then), LONGEST_TIMER_MS) : setTimeout(then, ms);
+            timer.unref();
+        };
+        const end = () => {
+            clearTimeout(timer);
+            callerSignal?.removeEventListener('abort', onAbort);
+        };
+        const onAbort = () => {
+            end();
+            abortInvocation({ invocation, reason: 'cancelled' });
+            resolve(exports.ABORTED);
+        };
+        after(call.timeLeftMs, () => {
+            abortInvocation({ invocation, reason: 'timeout', message: call.timeoutMessage });
+            after(call.graceMs, () => {
+                end();
+                resolve(exports.TIMED_OUT);
+            });
+        });
+        if (callerSignal?.aborted)
+            onAbort();
+        else
+            callerSignal?.addEventListener('abort', onAbort, { once: true });
+        work.then((value) => {
+            end();
+            resolve(value);
+        }, (error) => {
+            end();
+            reject(error);
+        });
+    });
 }

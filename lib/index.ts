@@ -54,6 +54,7 @@ export type { Verdict, VerdictFinding } from './internal/verdict.js'
 import type { Verdict } from './internal/verdict.js'
 import type { DryRun } from './internal/dry-run.js'
 import { invalidArgType } from './internal/errors.js'
+import { DEFAULT_BACKEND } from './internal/limits.js'
 
 export {
   DEFAULT_BACKEND,
@@ -84,6 +85,8 @@ export async function relay(options: RelayOptions | DryRunRelayOptions): Promise
   const { options: native, onChunk, dryRun } = parsed
   if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)))
   if (onChunk) return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller)), onChunk)
+  const trampoline = internals().backends.trampolineFor(native.backend ?? DEFAULT_BACKEND)
+  if (trampoline) return internals().calls.relayOnThisThread(parsed, native, trampoline)
   return internals().calls.callNative(parsed, (caller) => internals().native.binding.relay(native, caller))
 }
 

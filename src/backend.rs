@@ -186,6 +186,12 @@ pub trait Backend: Send + Sync {
         cancel: CancellationToken,
     ) -> Option<BackendFuture>;
 
+    /// Whether it runs on the caller's own thread (a JS backend): then a relay that waits on
+    /// nothing before it ([`crate::relay::prepare_relay_at_once`]) may call it from that thread.
+    fn runs_on_caller_thread(&self) -> bool {
+        false
+    }
+
     /// How this backend continues a conversation (SPEC 12).
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::Unsupported

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -262,6 +263,45 @@ pub async fn prepare_relay(
             call_tag,
         },
     })
+}
+
+/// Steps 1 to 8 of `relay()` done at once, on the caller's thread, when they wait on nothing:
+/// no context file, no git, no session store, no schema to compile. This lets a backend that
+/// runs on the caller's own thread (a JS backend) be called without the call leaving that
+/// thread. `None` when the options need any of those: the call takes [`relay`]'s path, whose
+/// checks are these same functions.
+pub fn prepare_relay_at_once(
+    registry: &Registry,
+    options: RelayOptions,
+    env: &Env,
+    cwd: &str,
+    call_tag: u32,
+) -> Option<Result<Prepared<RunRequest>, RelayFailure>> {
+    if !waits_on_nothing(&options) {
+        return None;
+    }
+    // Nothing can cancel a preparation that never waits; the caller's signal is the caller's
+    // to watch from here on.
+    let deadline = match call_deadline(
+        Some(&options.prompt),
+        options.timeout_seconds,
+        &CancellationToken::new(),
+    ) {
+        Ok(deadline) => deadline,
+        Err(refused) => return Some(Err(refused.into())),
+    };
+    // With none of the waiting steps, preparation completes on its first poll.
+    prepare_relay(registry, options, env, cwd, call_tag, &deadline).now_or_never()
+}
+
+/// Whether preparing a relay with `options` waits on nothing: only checks, inline text and the
+/// envelope.
+pub fn waits_on_nothing(options: &RelayOptions) -> bool {
+    options.context_file.is_none()
+        && !options.include_diff
+        && options.session.is_none()
+        && options.backend_session.is_none()
+        && options.schema.is_none()
 }
 
 /// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size) and the
@@ -648,7 +688,7 @@ async fn streamed(
 }
 
 /// A backend's result as the caller sees it; once the signal fired, the call is aborted.
-fn settle(
+pub(crate) fn settle(
     name: &str,
     result: BackendResult,
     cancel: &CancellationToken,

@@ -3,7 +3,7 @@ import { binding, scope } from './native.js'
 import { callRecord, keepThrown } from './calls.js'
 import { runAtDepthOf } from './depth.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
-import { closeInvocation, openInvocation } from './invocations.js'
+import { ABORTED, TIMED_OUT, closeInvocation, openInvocation, withinTime } from './invocations.js'
 import type { SandboxMode } from './options.js'
 
 /** What a backend's `run()` receives. */
@@ -198,11 +198,14 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   try {
     const options = optionsFor(call, signal, reported)
     // Relays the backend starts (through timers and promise chains too) see its depth.
-    const output: unknown = await runAtDepthOf(call.depth, () => {
+    const running: unknown = runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
       if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation)
       return backend.run(options as BackendRunOptions)
     })
+    const output = await withinTime(call, record?.signal, Promise.resolve(running))
+    if (output === TIMED_OUT) return { failure: 'timeout', message: call.timeoutMessage }
+    if (output === ABORTED) return { failure: 'aborted' }
     if (typeof output === 'string') return { output, sessionId: reported.sessionId }
     return invalidOutput(name, call.method, output)
   } catch (thrown) {
@@ -223,6 +226,17 @@ function resumeStrategyOf(backend: Backend): (typeof RESUME_STRATEGIES)[number] 
   return strategy
 }
 
+/** Calls a registered backend's `run()`/`review()`; always resolves. */
+export type Trampoline = (call: BackendCall) => Promise<BackendOutcome>
+
+/** The trampolines of the backends registered from this module, by name, for relays made on this thread. */
+const trampolines = new Map<string, Trampoline>()
+
+/** The trampoline of the JS backend registered as `name`, if it is one. */
+export function trampolineFor(name: string): Trampoline | undefined {
+  return trampolines.get(name)
+}
+
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export function registerBackend(backend: Backend): void {
   if (typeof backend !== 'object' || backend === null) throw invalidArgType('backend', 'of type object', backend)
@@ -238,10 +252,13 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  binding.registerJsBackend(scope(), name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), (call: BackendCall) => invoke(backend, name, call))
+  const trampoline: Trampoline = (call) => invoke(backend, name, call)
+  binding.registerJsBackend(scope(), name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), trampoline)
+  trampolines.set(name, trampoline)
 }
 
 /** Drops every backend registered from JS and restores the five built-ins. */
 export function resetRegistry(): void {
   binding.resetRegistry(scope())
+  trampolines.clear()
 }

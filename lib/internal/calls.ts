@@ -1,4 +1,4 @@
-import type { NativeBackendOutcome, NativeCaller } from '../binding.js'
+import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, NativeRelayOptions } from '../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
@@ -73,24 +73,26 @@ interface OpenCall {
 
 /**
  * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
- * a native cancellation token (registered here, so an abort cannot race it).
+ * a native cancellation token (registered here, so an abort cannot race it), unless the call
+ * stays on this thread (`native: false`).
  */
-function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
+function openCall({ signal, refused, onWarning }: CallOptions, native = true): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
   // Checks that need no environment, file or backend fail here, before any of that is copied.
   if (refused) throw refused
   const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal, onWarning }
   calls.set(tag, record)
-  const cancelId = signal ? binding.openCancelToken(scope()) : undefined
+  const bridged = native && signal !== undefined
+  const cancelId = bridged ? binding.openCancelToken(scope()) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
-  signal?.addEventListener('abort', onAbort, { once: true })
+  if (bridged) signal.addEventListener('abort', onAbort, { once: true })
   return {
     caller: { scope: scope(), env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
     record,
     close() {
       calls.delete(tag)
-      if (signal) {
+      if (bridged) {
         signal.removeEventListener('abort', onAbort)
         binding.closeCancelToken(cancelId as number)
       }
@@ -103,6 +105,37 @@ export async function callNative<T>(options: CallOptions, start: (caller: Native
   const call = openCall(options)
   try {
     return await start(call.caller)
+  } catch (error) {
+    throw fromNative(error, call.record)
+  } finally {
+    call.close()
+  }
+}
+
+/**
+ * `relay()` to a JS backend, made without leaving this thread when its preparation waits on
+ * nothing (no context file, diff, session or schema): checks and envelope in one synchronous
+ * native call, then the backend's trampoline, which keeps its time and the caller's signal. The
+ * asynchronous path would cross threads four times, several times what such a backend costs.
+ * Else (or for a backend that is not a JS one) the call is `relay()`'s asynchronous one.
+ */
+export async function relayOnThisThread(
+  options: CallOptions,
+  native: NativeRelayOptions,
+  trampoline: (call: BackendCall) => Promise<BackendOutcome>,
+): Promise<string> {
+  const call = openCall(options, false)
+  try {
+    const direct = binding.prepareDirectRelay(native, call.caller)
+    if (direct === null) {
+      call.close()
+      return await callNative(options, (caller) => binding.relay(native, caller))
+    }
+    const outcome = await trampoline(direct.call)
+    if (options.signal?.aborted) throw new AbortError(undefined, { cause: options.signal.reason })
+    // As on the other path, where the answer passes through a Rust string: lone surrogates become U+FFFD.
+    if (typeof outcome.output === 'string') return outcome.output.isWellFormed() ? outcome.output : outcome.output.toWellFormed()
+    return binding.settleDirect(direct.backend, outcome)
   } catch (error) {
     throw fromNative(error, call.record)
   } finally {

@@ -1,4 +1,4 @@
-import type { InvocationAbort } from '../binding.js'
+import type { BackendCall, InvocationAbort } from '../binding.js'
 import { AbortError, BackendError, RelayError } from './errors.js'
 
 /** One call of a JS backend's `run()`/`review()` that has not settled yet. */
@@ -39,4 +39,56 @@ function reasonFor(abort: InvocationAbort, { backend, callerSignal }: Invocation
   }
   if (callerSignal?.aborted) return callerSignal.reason
   return new AbortError()
+}
+
+/** How an invocation ended when its backend did not settle first. */
+export const TIMED_OUT: unique symbol = Symbol('timed out')
+export const ABORTED: unique symbol = Symbol('aborted')
+
+/** Node's longest timer; a longer wait is made of several. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Settles as `work` does, unless the invocation's time runs out or its caller aborts first. When
+ * the time the relay's deadline left it is over, the backend's signal aborts with the timeout
+ * error and the backend has `graceMs` more to settle (its own answer to the abort wins); then it
+ * is given up. The caller's signal gives it up at once. The timers do not keep Node running.
+ */
+export function withinTime<T>(call: BackendCall, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+  const { invocation } = call
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined
+    const after = (ms: number, then: () => void): void => {
+      timer = ms > LONGEST_TIMER_MS ? setTimeout(() => after(ms - LONGEST_TIMER_MS, then), LONGEST_TIMER_MS) : setTimeout(then, ms)
+      timer.unref()
+    }
+    const end = (): void => {
+      clearTimeout(timer)
+      callerSignal?.removeEventListener('abort', onAbort)
+    }
+    const onAbort = (): void => {
+      end()
+      abortInvocation({ invocation, reason: 'cancelled' })
+      resolve(ABORTED)
+    }
+    after(call.timeLeftMs, () => {
+      abortInvocation({ invocation, reason: 'timeout', message: call.timeoutMessage })
+      after(call.graceMs, () => {
+        end()
+        resolve(TIMED_OUT)
+      })
+    })
+    if (callerSignal?.aborted) onAbort()
+    else callerSignal?.addEventListener('abort', onAbort, { once: true })
+    work.then(
+      (value) => {
+        end()
+        resolve(value)
+      },
+      (error: unknown) => {
+        end()
+        reject(error)
+      },
+    )
+  })
 }

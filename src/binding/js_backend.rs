@@ -5,8 +5,10 @@
 //! thrown values in the call's own table so the caller can get the very same value back.
 //!
 //! Each invocation has an id; the trampoline keeps an `AbortController` under it, whose signal the
-//! backend receives. This side decides when an invocation is given up (timeout, cancellation) and
-//! tells the trampoline through the scope's `abortInvocation` function.
+//! backend receives. The trampoline keeps the invocation's time (it is told what the deadline
+//! leaves): at the end it aborts the backend's signal, and gives up a grace later. This side
+//! tells it of cancellations through the scope's `abortInvocation` function, and stops waiting
+//! on its own a while after the trampoline should have given up, in case its thread is stuck.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -32,6 +34,10 @@ use crate::stream::ChunkSink;
 /// long enough that a backend's own timeout error wins the race.
 const SETTLE_GRACE: Duration = Duration::from_secs(1);
 
+/// How much longer than the trampoline this side waits before it gives up on its own (the
+/// trampoline's thread may be too busy to keep its time).
+const BACKSTOP: Duration = Duration::from_secs(1);
+
 /// What the trampoline receives: the method and the options it passes on.
 #[napi(object)]
 pub struct BackendCall {
@@ -42,6 +48,12 @@ pub struct BackendCall {
     pub prompt: Option<String>,
     pub repo_path: String,
     pub timeout_seconds: f64,
+    /// What the call's deadline leaves: then the backend's signal aborts with `timeoutMessage`.
+    pub time_left_ms: f64,
+    /// How long after that the backend may still settle (its own answer to the abort).
+    pub grace_ms: f64,
+    /// The `ERR_BACKEND_TIMEOUT` message.
+    pub timeout_message: String,
     pub sandbox: String,
     pub model: Option<String>,
     /// The backend's whole `env` (the caller's, depth raised) as `key=value` entries each ended
@@ -68,8 +80,9 @@ pub struct BackendCall {
 #[napi(object)]
 pub struct BackendOutcome {
     pub output: Option<String>,
-    /// `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else) or
-    /// `'invalid'` (run resolved with something other than a string).
+    /// `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
+    /// `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
+    /// settle within its time and grace) or `'aborted'` (the caller's signal).
     pub failure: Option<String>,
     pub message: Option<String>,
     /// Where the trampoline keeps the thrown value.
@@ -135,7 +148,7 @@ pub async fn push_chunk(invocation: u32, text: String) {
     }
 }
 
-fn next_invocation() -> u32 {
+pub fn next_invocation() -> u32 {
     NEXT_INVOCATION.fetch_add(1, Ordering::Relaxed)
 }
 
@@ -183,9 +196,54 @@ fn send_abort(abort: &AbortFn, message: InvocationAbort) {
     let _ = abort.call(message, ThreadsafeFunctionCallMode::NonBlocking);
 }
 
+fn timeout_message(name: &str, timeout: Timeout) -> String {
+    format!("{name} timed out after {}s", timeout.display())
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// The trampoline's call for `run()`: what the backend receives, and the time it has.
+pub fn run_call(
+    name: &str,
+    resume_strategy: ResumeStrategy,
+    request: RunRequest,
+    invocation: u32,
+    stream: bool,
+) -> BackendCall {
+    let timeout = request.timeout;
+    BackendCall {
+        method: "run".into(),
+        call_tag: request.call_tag,
+        invocation,
+        stream,
+        repo_path: request.repo_path,
+        timeout_seconds: timeout.seconds(),
+        time_left_ms: millis(request.deadline.remaining()),
+        grace_ms: millis(SETTLE_GRACE),
+        timeout_message: timeout_message(name, timeout),
+        sandbox: request.sandbox,
+        model: request.model,
+        env: serialized_env(&request.env),
+        depth: child_depth(&request.env),
+        base: None,
+        review_prompt: None,
+        schema: request.schema.as_deref().map(|s| s.text().to_string()),
+        in_session: request.session.is_some(),
+        session_id: request.session.as_ref().and_then(|s| s.resume.clone()),
+        session_history: request
+            .session
+            .as_ref()
+            .filter(|_| resume_strategy == ResumeStrategy::TranscriptReplay)
+            .and_then(|s| serde_json::to_string(&s.history).ok()),
+        prompt: Some(request.prompt),
+    }
+}
+
 impl JsBackend {
     fn timeout_message(&self, timeout: Timeout) -> String {
-        format!("{} timed out after {}s", self.name, timeout.display())
+        timeout_message(&self.name, timeout)
     }
 
     fn abort_message(&self, invocation: u32, timeout: Option<Timeout>) -> InvocationAbort {
@@ -226,9 +284,12 @@ impl JsBackend {
         let invoke = self.invoke.clone();
         // Owned, so that a give-up before the trampoline ran can still wait for it to run.
         let mut started: Started = Box::pin(async move { invoke.call_async(call).await });
-        let told_at = tokio::time::sleep(time_left);
-        let given_up_at = tokio::time::sleep(time_left.saturating_add(SETTLE_GRACE));
-        tokio::pin!(told_at, given_up_at);
+        let given_up_at = tokio::time::sleep(
+            time_left
+                .saturating_add(SETTLE_GRACE)
+                .saturating_add(BACKSTOP),
+        );
+        tokio::pin!(given_up_at);
         let timed_out = || {
             Err(BackendFailure::reported(
                 BackendFailureKind::Timeout,
@@ -257,39 +318,35 @@ impl JsBackend {
                 return timed_out();
             }
         };
-        tokio::pin!(promise);
-        // At the timeout the backend is told (its signal aborts) and gets the grace to settle,
-        // so its own answer to the abort reaches the caller.
-        let mut told = false;
-        loop {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => {
-                    // Told before the relay settles: a caller that exits as soon as its relay
-                    // rejects (the CLI on a closed stdout) still leaves the backend aborted.
-                    tell_abort(&self.abort, self.abort_message(invocation, None)).await;
-                    return Err(BackendFailure::Cancelled);
-                }
-                settled = &mut promise => return match settled {
-                    Ok(outcome) => {
-                        if let (Some(reported), Some(id)) = (&reported, &outcome.session_id) {
-                            reported.set(id.as_str());
-                        }
-                        outcome_result(&self.name, &method, outcome)
+        // The trampoline keeps the invocation's time; this side waits for it, the caller's
+        // cancellation, or (a stuck thread) the backstop.
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                // Told before the relay settles: a caller that exits as soon as its relay
+                // rejects (the CLI on a closed stdout) still leaves the backend aborted.
+                tell_abort(&self.abort, self.abort_message(invocation, None)).await;
+                Err(BackendFailure::Cancelled)
+            }
+            settled = promise => match settled {
+                Ok(outcome) => {
+                    if let (Some(reported), Some(id)) = (&reported, &outcome.session_id) {
+                        reported.set(id.as_str());
                     }
-                    Err(e) => could_not_call(e),
-                },
-                () = &mut told_at, if !told => {
-                    told = true;
-                    send_abort(&self.abort, self.abort_message(invocation, Some(timeout)));
+                    outcome_result(&self.name, &method, outcome)
                 }
-                () = &mut given_up_at => return timed_out(),
+                Err(e) => could_not_call(e),
+            },
+            () = &mut given_up_at => {
+                send_abort(&self.abort, self.abort_message(invocation, Some(timeout)));
+                timed_out()
             }
         }
     }
 }
 
-fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> BackendResult {
+/// What an invocation's outcome means for the relay.
+pub fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> BackendResult {
     if let Some(output) = outcome.output {
         return Ok(output);
     }
@@ -313,6 +370,8 @@ fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> BackendR
             None => BackendFailure::reported(BackendFailureKind::Failed, message),
         },
         Some("invalid") => BackendFailure::reported(BackendFailureKind::Failed, message),
+        Some("timeout") => BackendFailure::reported(BackendFailureKind::Timeout, message),
+        Some("aborted") => BackendFailure::Cancelled,
         _ => BackendFailure::reported(
             BackendFailureKind::Failed,
             format!("Backend {name} {method}() settled without an answer"),
@@ -330,34 +389,19 @@ impl Backend for JsBackend {
         &self.allowed_sandboxes
     }
 
-    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
+    fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         let (timeout, time_left) = (request.timeout, request.deadline.remaining());
         let invocation = next_invocation();
-        let streaming = StreamingInvocation::open(invocation, request.chunks);
-        let call = BackendCall {
-            method: "run".into(),
-            call_tag: request.call_tag,
+        let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
+        let streaming = StreamingInvocation::open(invocation, chunks);
+        let reported = request.session.as_ref().map(|s| s.reported.clone());
+        let call = run_call(
+            &self.name,
+            self.resume_strategy,
+            request,
             invocation,
-            stream: streaming.is_some(),
-            prompt: Some(request.prompt),
-            repo_path: request.repo_path,
-            timeout_seconds: timeout.seconds(),
-            sandbox: request.sandbox,
-            model: request.model,
-            env: serialized_env(&request.env),
-            depth: child_depth(&request.env),
-            base: None,
-            review_prompt: None,
-            schema: request.schema.as_deref().map(|s| s.text().to_string()),
-            in_session: request.session.is_some(),
-            session_id: request.session.as_ref().and_then(|s| s.resume.clone()),
-            session_history: request
-                .session
-                .as_ref()
-                .filter(|_| self.resume_strategy == ResumeStrategy::TranscriptReplay)
-                .and_then(|s| serde_json::to_string(&s.history).ok()),
-        };
-        let reported = request.session.map(|session| session.reported);
+            streaming.is_some(),
+        );
         Box::pin(async move {
             let result = self.call(call, timeout, time_left, cancel, reported).await;
             drop(streaming);
@@ -381,6 +425,9 @@ impl Backend for JsBackend {
             prompt: None,
             repo_path: request.repo_path.clone(),
             timeout_seconds: timeout.seconds(),
+            time_left_ms: millis(time_left),
+            grace_ms: millis(SETTLE_GRACE),
+            timeout_message: timeout_message(&self.name, timeout),
             sandbox: request.sandbox.clone(),
             model: request.model.clone(),
             env: serialized_env(&request.env),
@@ -402,6 +449,10 @@ impl Backend for JsBackend {
 
     fn resume_strategy(&self) -> ResumeStrategy {
         self.resume_strategy
+    }
+
+    fn runs_on_caller_thread(&self) -> bool {
+        true
     }
 
     fn plan(&self, _: &RunRequest) -> Plan {
