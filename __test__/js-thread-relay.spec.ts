@@ -69,6 +69,61 @@ describe('a relay to a JS backend that waits on nothing stays on the JS thread',
   })
 })
 
+describe('relays on the JS thread take turns with the event loop', () => {
+  /** Runs `work` while a 1 ms interval records the largest gap between its ticks. */
+  async function largestGap(work: () => Promise<unknown>): Promise<number> {
+    let last = performance.now()
+    let largest = 0
+    const timer = setInterval(() => {
+      const now = performance.now()
+      largest = Math.max(largest, now - last)
+      last = now
+    }, 1)
+    await work()
+    clearInterval(timer)
+    return Math.max(largest, performance.now() - last)
+  }
+
+  it('a loop of relays to a backend that answers at once still lets timers run', async () => {
+    registerBackend({ name: 'instant', allowedSandboxes: ['read-only'], run: async () => 'ok' })
+    let relays = 0
+    const gap = await largestGap(async () => {
+      const until = performance.now() + 300
+      // Never leaves the microtask queue by itself: without turns, no timer would run for 300 ms.
+      while (performance.now() < until) {
+        await relayTo('instant')
+        relays++
+      }
+    })
+    expect(relays).toBeGreaterThan(100)
+    expect(gap).toBeLessThan(100)
+  })
+
+  it('2000 relays started at once run in order, over several turns of the loop', async () => {
+    const order: string[] = []
+    registerBackend({
+      name: 'later',
+      allowedSandboxes: ['read-only'],
+      run: async ({ prompt }) => {
+        order.push(/request (\d+)/.exec(prompt)?.[1] ?? '?')
+        return new Promise((resolve) => setTimeout(() => resolve('ok'), 50))
+      },
+    })
+    const pending = Array.from({ length: 2000 }, (_, i) => relayTo('later', { prompt: `request ${i}` }))
+    let calledWhenLoopTurned = -1
+    setImmediate(() => {
+      calledWhenLoopTurned = order.length
+    })
+    const answers = await Promise.all(pending)
+    expect(answers).toHaveLength(2000)
+    expect(new Set(answers)).toEqual(new Set(['ok']))
+    expect(order).toEqual(Array.from({ length: 2000 }, (_, i) => String(i)))
+    // Some ran before the loop turned, the rest after: starting them did not run them all.
+    expect(calledWhenLoopTurned).toBeGreaterThan(0)
+    expect(calledWhenLoopTurned).toBeLessThan(2000)
+  })
+})
+
 describe('both paths settle the same way', () => {
   const outcomes: Array<[string, (options: BackendRunOptions) => Promise<string>]> = [
     ['an answer', async () => 'the answer'],

@@ -11,6 +11,7 @@ exports.fromNative = fromNative;
 const native_js_1 = require("./native.js");
 const errors_js_1 = require("./errors.js");
 const depth_js_1 = require("./depth.js");
+const turns_js_1 = require("./turns.js");
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@';
 const calls = new Map();
@@ -98,26 +99,47 @@ async function callNative(options, start) {
  * Else (or for a backend that is not a JS one) the call is `relay()`'s asynchronous one.
  */
 async function relayOnThisThread(options, native, trampoline) {
-    const call = openCall(options, false);
+    const wait = (0, turns_js_1.waitForTurn)();
+    if (wait !== undefined)
+        await wait;
+    const started = startOnThisThread(options, native, trampoline);
+    if (started === null)
+        return callNative(options, (caller) => native_js_1.binding.relay(native, caller));
+    const { call, backend, outcome } = started;
     try {
-        const direct = native_js_1.binding.prepareDirectRelay(native, call.caller);
-        if (direct === null) {
-            call.close();
-            return await callNative(options, (caller) => native_js_1.binding.relay(native, caller));
-        }
-        const outcome = await trampoline(direct.call);
+        const settled = await outcome;
         if (options.signal?.aborted)
             throw new errors_js_1.AbortError(undefined, { cause: options.signal.reason });
         // As on the other path, where the answer passes through a Rust string: lone surrogates become U+FFFD.
-        if (typeof outcome.output === 'string')
-            return outcome.output.isWellFormed() ? outcome.output : outcome.output.toWellFormed();
-        return native_js_1.binding.settleDirect(direct.backend, outcome);
+        if (typeof settled.output === 'string')
+            return settled.output.isWellFormed() ? settled.output : settled.output.toWellFormed();
+        return native_js_1.binding.settleDirect(backend, settled);
     }
     catch (error) {
         throw fromNative(error, call.record);
     }
     finally {
         call.close();
+    }
+}
+/** The synchronous part of `relayOnThisThread`: the checks, then the backend called; `null` when the call cannot run here. */
+function startOnThisThread(options, native, trampoline) {
+    let call;
+    try {
+        call = openCall(options, false);
+        const direct = native_js_1.binding.prepareDirectRelay(native, call.caller);
+        if (direct === null) {
+            call.close();
+            return null;
+        }
+        return { call, backend: direct.backend, outcome: trampoline(direct.call) };
+    }
+    catch (error) {
+        call?.close();
+        throw fromNative(error, call?.record);
+    }
+    finally {
+        (0, turns_js_1.passTurn)();
     }
 }
 /**

@@ -35,9 +35,51 @@ pub fn next_relay_env(env: &Env) -> Result<Env, RelayError> {
     Ok(child)
 }
 
+/// The `PHONE_A_FRIEND_DEPTH` value in an environment written as `key=value` entries each
+/// ended by NUL (the form a JS backend's `env` crosses to JS in).
+pub fn depth_entry(entries: &str) -> Option<&str> {
+    entries
+        .split('\0')
+        .filter_map(|entry| entry.split_once('='))
+        .find(|(key, _)| *key == DEPTH_ENV_VAR)
+        .map(|(_, value)| value)
+}
+
+/// Those entries with `PHONE_A_FRIEND_DEPTH` set to `depth`, the rest kept.
+pub fn with_depth_entry(entries: &str, depth: &str) -> String {
+    let mut child = String::with_capacity(entries.len() + DEPTH_ENV_VAR.len() + depth.len() + 2);
+    for entry in entries.split_terminator('\0') {
+        if entry
+            .split_once('=')
+            .is_some_and(|(key, _)| key == DEPTH_ENV_VAR)
+        {
+            continue;
+        }
+        child.push_str(entry);
+        child.push('\0');
+    }
+    child.push_str(DEPTH_ENV_VAR);
+    child.push('=');
+    child.push_str(depth);
+    child.push('\0');
+    child
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_in_entries() {
+        let entries = "PATH=/bin\0PHONE_A_FRIEND_DEPTH=0\0EMPTY=\0";
+        assert_eq!(depth_entry(entries), Some("0"));
+        assert_eq!(depth_entry("PATH=/bin\0"), None);
+        assert_eq!(
+            with_depth_entry(entries, "1"),
+            "PATH=/bin\0EMPTY=\0PHONE_A_FRIEND_DEPTH=1\0"
+        );
+        assert_eq!(with_depth_entry("", "1"), "PHONE_A_FRIEND_DEPTH=1\0");
+    }
 
     fn env_with(value: Option<&str>) -> Env {
         let mut env = Env::new();

@@ -15,7 +15,7 @@ export interface BackendRunOptions {
   timeoutSeconds: number
   sandbox: SandboxMode
   model: string | null
-  /** The full child environment, `PHONE_A_FRIEND_DEPTH` already raised. */
+  /** The full child environment (the caller's, as it was at the call), `PHONE_A_FRIEND_DEPTH` already raised. */
   env: Record<string, string>
   /**
    * The JSON Schema (its JSON text) the answer must match, when the caller gave one: it is

@@ -2,6 +2,7 @@ import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, N
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
+import { passTurn, waitForTurn } from './turns.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@'
@@ -124,22 +125,44 @@ export async function relayOnThisThread(
   native: NativeRelayOptions,
   trampoline: (call: BackendCall) => Promise<BackendOutcome>,
 ): Promise<string> {
-  const call = openCall(options, false)
+  const wait = waitForTurn()
+  if (wait !== undefined) await wait
+  const started = startOnThisThread(options, native, trampoline)
+  if (started === null) return callNative(options, (caller) => binding.relay(native, caller))
+  const { call, backend, outcome } = started
   try {
-    const direct = binding.prepareDirectRelay(native, call.caller)
-    if (direct === null) {
-      call.close()
-      return await callNative(options, (caller) => binding.relay(native, caller))
-    }
-    const outcome = await trampoline(direct.call)
+    const settled = await outcome
     if (options.signal?.aborted) throw new AbortError(undefined, { cause: options.signal.reason })
     // As on the other path, where the answer passes through a Rust string: lone surrogates become U+FFFD.
-    if (typeof outcome.output === 'string') return outcome.output.isWellFormed() ? outcome.output : outcome.output.toWellFormed()
-    return binding.settleDirect(direct.backend, outcome)
+    if (typeof settled.output === 'string') return settled.output.isWellFormed() ? settled.output : settled.output.toWellFormed()
+    return binding.settleDirect(backend, settled)
   } catch (error) {
     throw fromNative(error, call.record)
   } finally {
     call.close()
+  }
+}
+
+/** The synchronous part of `relayOnThisThread`: the checks, then the backend called; `null` when the call cannot run here. */
+function startOnThisThread(
+  options: CallOptions,
+  native: NativeRelayOptions,
+  trampoline: (call: BackendCall) => Promise<BackendOutcome>,
+): { call: OpenCall; backend: string; outcome: Promise<BackendOutcome> } | null {
+  let call: OpenCall | undefined
+  try {
+    call = openCall(options, false)
+    const direct = binding.prepareDirectRelay(native, call.caller)
+    if (direct === null) {
+      call.close()
+      return null
+    }
+    return { call, backend: direct.backend, outcome: trampoline(direct.call) }
+  } catch (error) {
+    call?.close()
+    throw fromNative(error, call?.record)
+  } finally {
+    passTurn()
   }
 }
 

@@ -9,7 +9,9 @@ use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use super::js_backend::{self, BackendCall, BackendOutcome};
-use super::{caller_env, errors, scope, NativeCaller, NativeRelayOptions};
+use super::{errors, scope, NativeCaller, NativeRelayOptions};
+use crate::backend::Env;
+use crate::limits::DEPTH_ENV_VAR;
 use crate::relay::{self, Prepared, RelayOptions};
 
 /// A relay the wrapper runs on the JS thread: the backend's name and its trampoline's call.
@@ -33,7 +35,16 @@ pub fn prepare_direct_relay(
         return Ok(None);
     }
     let (registry, _, _) = scope::snapshot(caller.scope)?;
-    let env = caller_env(caller.env.as_deref(), caller.depth);
+    // The environment is copied once, as the entries the backend's `env` is made from; the
+    // preparation reads only the depth from it (it runs no git and opens no store).
+    let entries = caller.env.unwrap_or_else(process_environment);
+    let mut env: Env = crate::depth::depth_entry(&entries)
+        .map(|depth| (DEPTH_ENV_VAR.to_string(), depth.to_string()))
+        .into_iter()
+        .collect();
+    if let Some(depth) = caller.depth {
+        crate::depth::raise_to(&mut env, u64::from(depth));
+    }
     let prepared =
         relay::prepare_relay_at_once(&registry, options, &env, &caller.cwd, caller.call_tag);
     match prepared {
@@ -41,13 +52,17 @@ pub fn prepare_direct_relay(
             backend, request, ..
         })) if backend.runs_on_caller_thread() => {
             let name = backend.name().to_string();
-            let call = js_backend::run_call(
-                &name,
-                backend.resume_strategy(),
-                request,
-                js_backend::next_invocation(),
-                false,
-            );
+            let child_depth = request.env.get(DEPTH_ENV_VAR).cloned().unwrap_or_default();
+            let call = BackendCall {
+                env: crate::depth::with_depth_entry(&entries, &child_depth),
+                ..js_backend::run_call(
+                    &name,
+                    backend.resume_strategy(),
+                    request,
+                    js_backend::next_invocation(),
+                    false,
+                )
+            };
             Ok(Some(DirectRelay {
                 backend: name,
                 call,
@@ -65,4 +80,19 @@ pub fn settle_direct(backend: String, outcome: BackendOutcome) -> Result<String>
     let result = js_backend::outcome_result(&backend, "run", outcome);
     relay::settle(&backend, result, &CancellationToken::new())
         .map_err(|failure| errors::to_napi_error(&failure))
+}
+
+/// This process's environment as `key=value` entries each ended by NUL (read on the JS thread,
+/// where Node writes it); what JS cannot see (a name that is not UTF-8) is left out, and a value
+/// that is not UTF-8 is replaced, as Node decodes it.
+fn process_environment() -> String {
+    let mut entries = String::new();
+    for (key, value) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        entries.push_str(key);
+        entries.push('=');
+        entries.push_str(&value.to_string_lossy());
+        entries.push('\0');
+    }
+    entries
 }

@@ -133,7 +133,7 @@ pub fn on_process_main_thread() -> bool {
 }
 
 /// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.
-pub(crate) fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
+fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
     let mut env = match entries {
         Some(entries) => parse_env(entries),
         // What JS cannot see (a name or value that is not UTF-8) is left out or replaced, as
