@@ -29,17 +29,17 @@ afterEach(async () => {
   repo.remove()
 })
 
-function serverEnv(mode: FakeMode): Record<string, string> {
+function serverEnv(mode: FakeMode, extra: Record<string, string> = {}): Record<string, string> {
   const [key, value] = mark.split('=')
   const env: Record<string, string> = {}
   for (const [name, entry] of Object.entries(process.env)) if (entry !== undefined) env[name] = entry
-  return { ...env, FAKE_MODE: mode, [key]: value }
+  return { ...env, ...extra, FAKE_MODE: mode, [key]: value }
 }
 
 /** Starts the server in the repository and connects the SDK's client; resolves with the time it took. */
-async function connect(mode: FakeMode): Promise<number> {
+async function connect(mode: FakeMode, extra: Record<string, string> = {}): Promise<number> {
   const started = performance.now()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv(mode), stderr: 'pipe' })
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv(mode, extra), stderr: 'pipe' })
   client = new Client({ name: 'relay-tests', version: '0.0.0' })
   await client.connect(transport)
   return performance.now() - started
@@ -82,6 +82,22 @@ describe('phone-a-friend mcp', () => {
       ['ollama', expect.any(Boolean)],
     ])
     expect(report.backends[0].path).toBe(`${fake.bin}/codex`)
+  })
+
+  it('takes a schema as the schema itself (as models write it) or as its JSON text', async () => {
+    await connect('stdout-env-answer', { FAKE_ANSWER: '{"tags":["a",7]}' })
+    const schema = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } } }, required: ['tags'] }
+    for (const given of [schema, JSON.stringify(schema)]) {
+      const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: given } })
+      expect(result.isError).toBe(true)
+      expect(result.structuredContent).toMatchObject({ ok: false, error: { code: 'ERR_SCHEMA', message: 'Answer does not match the schema at /tags/1: 7 is not of type "string"' } })
+    }
+    // The schema reached the prompt as written, key order kept.
+    expect(fake.read('stdin')).toContain(JSON.stringify(schema))
+    const loose = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: { type: 'object' } } })
+    expect(loose.structuredContent).toEqual({ backend: 'gemini', ok: true, answer: '{"tags":["a",7]}' })
+    const notASchema = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: 5 } })
+    expect(notASchema.isError).toBe(true)
   })
 
   it('an empty prompt is an isError result carrying ERR_PROMPT_REQUIRED', async () => {

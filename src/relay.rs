@@ -26,7 +26,7 @@ use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
-use crate::schema::Schema;
+use crate::schema::{Schema, SchemaArgument};
 use crate::sessions::{self, store::Store, Pending, SessionTurn};
 use crate::stream::ChunkSink;
 use crate::text::js_trim;
@@ -62,7 +62,10 @@ pub struct RelayOptions {
     /// What the backend may change in the repository. Default: read-only.
     #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
-    /// A JSON Schema (its JSON text) the answer must match; the answer is then its JSON text.
+    /// A JSON Schema the answer must match (the schema, or its JSON text); the answer is then
+    /// its JSON text.
+    #[serde(default, deserialize_with = "SchemaArgument::deserialize_text")]
+    #[schemars(with = "Option<SchemaArgument>")]
     pub schema: Option<String>,
     /// A label of yours for a conversation with this backend in this repository: the first
     /// call starts it, later ones continue it.
@@ -93,7 +96,10 @@ pub struct ReviewOptions {
     /// What the backend may change in the repository. Default: read-only.
     #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
     pub sandbox: Option<String>,
-    /// A JSON Schema (its JSON text) the answer must match; not together with verdict.
+    /// A JSON Schema the answer must match (the schema, or its JSON text); not together with
+    /// verdict.
+    #[serde(default, deserialize_with = "SchemaArgument::deserialize_text")]
+    #[schemars(with = "Option<SchemaArgument>")]
     pub schema: Option<String>,
     /// Answer with a verdict envelope (schema_version 1: ship, iterate or abstain, with
     /// findings), checked against its findings.

@@ -5,9 +5,41 @@
 use std::fmt;
 
 use jsonschema::Validator;
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::errors::RelayError;
+
+// How a JSON Schema may be given in JSON options (the MCP tools' arguments): the schema itself,
+// or its JSON text, as the JS API takes it; both become the text `Schema::parse` reads. Inlined
+// in the tools' input schemas: some clients resolve no `$ref`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum SchemaArgument {
+    /// The schema's JSON text.
+    Text(String),
+    /// The schema itself.
+    Schema(serde_json::Map<String, Value>),
+    /// `true` (anything) or `false` (nothing).
+    Boolean(bool),
+}
+
+impl SchemaArgument {
+    /// For `#[serde(deserialize_with)]` on an optional schema field.
+    pub fn deserialize_text<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<String>, D::Error> {
+        Ok(
+            Option::<SchemaArgument>::deserialize(deserializer)?.map(|argument| match argument {
+                SchemaArgument::Text(text) => text,
+                SchemaArgument::Schema(schema) => Value::Object(schema).to_string(),
+                SchemaArgument::Boolean(schema) => schema.to_string(),
+            }),
+        )
+    }
+}
 
 pub struct Schema {
     /// Compact JSON: what the prompt and a schema file carry.
@@ -100,6 +132,41 @@ pub fn strip_json_fence(text: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_options_take_the_schema_itself_or_its_text() {
+        use crate::relay::{RelayOptions, ReviewOptions};
+        let relay = |schema: Value| {
+            serde_json::from_value::<RelayOptions>(
+                serde_json::json!({ "prompt": "p", "schema": schema }),
+            )
+            .map(|options| options.schema)
+        };
+        // Key order is kept: the prompt shows the schema as written.
+        assert_eq!(
+            relay(serde_json::json!({ "type": "object", "required": ["a"] })).ok(),
+            Some(Some(r#"{"type":"object","required":["a"]}"#.to_string()))
+        );
+        assert_eq!(
+            relay(Value::String(r#"{"type":"string"}"#.into())).ok(),
+            Some(Some(r#"{"type":"string"}"#.to_string()))
+        );
+        assert_eq!(
+            relay(Value::Bool(true)).ok(),
+            Some(Some("true".to_string()))
+        );
+        assert_eq!(relay(Value::Null).ok(), Some(None));
+        assert!(relay(serde_json::json!(5)).is_err());
+        let absent = serde_json::from_value::<RelayOptions>(serde_json::json!({ "prompt": "p" }));
+        assert_eq!(absent.ok().map(|options| options.schema), Some(None));
+        let review = serde_json::from_value::<ReviewOptions>(
+            serde_json::json!({ "schema": { "type": "string" } }),
+        );
+        assert_eq!(
+            review.ok().and_then(|options| options.schema),
+            Some(r#"{"type":"string"}"#.to_string())
+        );
+    }
+
     use super::*;
 
     const SCHEMA: &str = r#"{"type":"object","required":["answer"],"properties":{"answer":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}}}}"#;

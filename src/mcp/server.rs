@@ -232,7 +232,7 @@ impl RelayServer {
     /// Which backends are ready, and how to get the rest.
     #[tool(
         name = "backends",
-        description = "Which backends the relay and review tools can reach: codex and gemini when their CLI is installed, ollama when its server answers; with install hints for the rest."
+        description = "Which backends the relay and review tools can reach: codex, gemini, claude and opencode when their CLI is installed, ollama when its server answers; with install hints for the rest."
     )]
     async fn backends(&self) -> Json<BackendsReport> {
         Json(doctor::report(&self.config.env).await)
