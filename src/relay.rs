@@ -211,18 +211,17 @@ fn git_failure(err: GitError, deadline: &Deadline, during: &'static str) -> Rela
     }
 }
 
-/// Steps 1 to 8 of `relay()`: everything before the backend runs, within `deadline`.
+/// Steps 1 to 8 of `relay()`: everything before the backend runs, within the call's deadline
+/// (started here, after checks 1 and 2; the request carries it), which `cancel` also ends.
 pub async fn prepare_relay(
     registry: &Registry,
     options: RelayOptions,
     env: &Env,
     cwd: &str,
     call_tag: u32,
-    deadline: &Deadline,
+    cancel: &CancellationToken,
 ) -> Result<Prepared<RunRequest>, RelayFailure> {
-    if js_trim(&options.prompt).is_empty() {
-        return Err(RelayError::PromptRequired.into());
-    }
+    let deadline = &call_deadline(Some(&options.prompt), options.timeout_seconds, cancel)?;
     let target = check_target(
         registry,
         cwd,
@@ -287,17 +286,16 @@ pub fn prepare_relay_at_once(
         return None;
     }
     // Nothing can cancel a preparation that never waits; the caller's signal is the caller's
-    // to watch from here on.
-    let deadline = match call_deadline(
-        Some(&options.prompt),
-        options.timeout_seconds,
+    // to watch from here on. With none of the waiting steps, it completes on its first poll.
+    prepare_relay(
+        registry,
+        options,
+        env,
+        cwd,
+        call_tag,
         &CancellationToken::new(),
-    ) {
-        Ok(deadline) => deadline,
-        Err(refused) => return Some(Err(refused.into())),
-    };
-    // With none of the waiting steps, preparation completes on its first poll.
-    prepare_relay(registry, options, env, cwd, call_tag, &deadline).now_or_never()
+    )
+    .now_or_never()
 }
 
 /// Whether preparing a relay with `options` waits on nothing: only checks, inline text and the
@@ -344,15 +342,16 @@ pub(crate) async fn prepare_envelope(
 }
 
 /// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the
-/// depth, within `deadline`.
+/// depth, within the call's deadline (started here; the request carries it).
 pub async fn prepare_review(
     registry: &Registry,
     options: ReviewOptions,
     env: &Env,
     cwd: &str,
     call_tag: u32,
-    deadline: &Deadline,
+    cancel: &CancellationToken,
 ) -> Result<Prepared<ReviewRequest>, RelayFailure> {
+    let deadline = &call_deadline(None, options.timeout_seconds, cancel)?;
     let target = check_target(
         registry,
         cwd,
@@ -407,15 +406,20 @@ pub async fn relay(
     options: RelayOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
     let Prepared {
         backend,
         mut request,
         session,
     } = prepare_relay(
-        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+        &registry,
+        options,
+        &call.env,
+        &call.cwd,
+        call.tag,
+        &call.cancel,
     )
     .await?;
+    let deadline = request.deadline.clone();
     request.chunks = call.chunks;
     let schema = request.schema.clone();
     // Kept for the session's history only when there is a session.
@@ -465,13 +469,17 @@ pub async fn review_relay(
     options: ReviewOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
     let Prepared {
         backend,
         mut request,
         session: _,
     } = prepare_review(
-        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+        &registry,
+        options,
+        &call.env,
+        &call.cwd,
+        call.tag,
+        &call.cancel,
     )
     .await?;
     request.chunks = call.chunks.clone();
@@ -603,14 +611,18 @@ pub async fn dry_run_relay(
     options: RelayOptions,
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
-    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
     let Prepared {
         backend, request, ..
     } = prepare_relay(
-        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+        &registry,
+        options,
+        &call.env,
+        &call.cwd,
+        call.tag,
+        &call.cancel,
     )
     .await?;
-    not_aborted(&deadline)?;
+    not_aborted(&request.deadline)?;
     let plan = backend.plan(&request);
     Ok(DryRun::of_run(
         backend.name(),
@@ -628,13 +640,18 @@ pub async fn dry_run_review(
     options: ReviewOptions,
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
-    let deadline = call_deadline(None, options.timeout_seconds, &call.cancel)?;
     let Prepared {
         backend, request, ..
     } = prepare_review(
-        &registry, options, &call.env, &call.cwd, call.tag, &deadline,
+        &registry,
+        options,
+        &call.env,
+        &call.cwd,
+        call.tag,
+        &call.cancel,
     )
     .await?;
+    let deadline = request.deadline.clone();
     if let Some(plan) = may_review_natively(&request)
         .then(|| backend.plan_review(&request))
         .flatten()

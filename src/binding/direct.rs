@@ -52,17 +52,16 @@ pub fn prepare_direct_relay(
             backend, request, ..
         })) if backend.runs_on_caller_thread() => {
             let name = backend.name().to_string();
+            // The child's environment is the caller's with the depth the preparation raised.
             let child_depth = request.env.get(DEPTH_ENV_VAR).cloned().unwrap_or_default();
-            let call = BackendCall {
-                env: crate::depth::with_depth_entry(&entries, &child_depth),
-                ..js_backend::run_call(
-                    &name,
-                    backend.resume_strategy(),
-                    request,
-                    js_backend::next_invocation(),
-                    false,
-                )
-            };
+            let call = js_backend::run_call(
+                &name,
+                backend.resume_strategy(),
+                request,
+                crate::depth::with_depth_entry(&entries, &child_depth),
+                js_backend::next_invocation(),
+                false,
+            );
             Ok(Some(DirectRelay {
                 backend: name,
                 call,

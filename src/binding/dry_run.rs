@@ -4,7 +4,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
-use super::{call_context, errors, NativeCaller, NativeRelayOptions, NativeReviewOptions};
+use super::{spawn_call, NativeCaller, NativeRelayOptions, NativeReviewOptions};
 use crate::dry_run::{Action, DryRun};
 use crate::relay;
 
@@ -104,12 +104,10 @@ pub fn dry_run_relay(
     options: NativeRelayOptions,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, NativeDryRun>> {
-    let (registry, context) = call_context(caller)?;
-    env.spawn_future(async move {
+    spawn_call(env, caller, |registry, context| async move {
         relay::dry_run_relay(registry, options.into(), context)
             .await
             .map(NativeDryRun::from)
-            .map_err(|failure| errors::to_napi_error(&failure))
     })
 }
 
@@ -119,11 +117,9 @@ pub fn dry_run_review(
     options: NativeReviewOptions,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, NativeDryRun>> {
-    let (registry, context) = call_context(caller)?;
-    env.spawn_future(async move {
+    spawn_call(env, caller, |registry, context| async move {
         relay::dry_run_review(registry, options.into(), context)
             .await
             .map(NativeDryRun::from)
-            .map_err(|failure| errors::to_napi_error(&failure))
     })
 }

@@ -204,11 +204,13 @@ fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// The trampoline's call for `run()`: what the backend receives, and the time it has.
+/// The trampoline's call for `run()`: what the backend receives, and the time it has. `env` is
+/// the request's environment as entries (see [`serialized_env`]).
 pub fn run_call(
     name: &str,
     resume_strategy: ResumeStrategy,
     request: RunRequest,
+    env: String,
     invocation: u32,
     stream: bool,
 ) -> BackendCall {
@@ -225,7 +227,7 @@ pub fn run_call(
         timeout_message: timeout_message(name, timeout),
         sandbox: request.sandbox,
         model: request.model,
-        env: serialized_env(&request.env),
+        env,
         depth: child_depth(&request.env),
         base: None,
         review_prompt: None,
@@ -395,10 +397,12 @@ impl Backend for JsBackend {
         let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
         let streaming = StreamingInvocation::open(invocation, chunks);
         let reported = request.session.as_ref().map(|s| s.reported.clone());
+        let env = serialized_env(&request.env);
         let call = run_call(
             &self.name,
             self.resume_strategy,
             request,
+            env,
             invocation,
             streaming.is_some(),
         );

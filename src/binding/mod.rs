@@ -180,17 +180,35 @@ fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, Call
 // Synchronous functions that return a promise (not `async fn`): their body runs on the JS
 // thread, where the environment may be read, before the work moves to the runtime.
 
+/// Starts `work` on the runtime with the call's registry and context (snapshotted here, on the
+/// JS thread); its failure rejects the promise in the form the wrapper reads.
+fn spawn_call<'env, T, Work>(
+    env: &'env napi::Env,
+    caller: NativeCaller,
+    work: impl FnOnce(crate::registry::Registry, CallContext) -> Work,
+) -> Result<PromiseRaw<'env, T>>
+where
+    T: napi::bindgen_prelude::ToNapiValue + Send + 'static,
+    Work: std::future::Future<Output = std::result::Result<T, crate::errors::RelayFailure>>
+        + Send
+        + 'static,
+{
+    let (registry, context) = call_context(caller)?;
+    let work = work(registry, context);
+    env.spawn_future(async move {
+        work.await
+            .map_err(|failure| errors::to_napi_error(&failure))
+    })
+}
+
 #[napi(ts_return_type = "Promise<string>")]
 pub fn relay(
     env: &napi::Env,
     options: NativeRelayOptions,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, String>> {
-    let (registry, context) = call_context(caller)?;
-    env.spawn_future(async move {
+    spawn_call(env, caller, |registry, context| {
         relay::relay(registry, options.into(), context)
-            .await
-            .map_err(|failure| errors::to_napi_error(&failure))
     })
 }
 
@@ -200,11 +218,8 @@ pub fn review_relay(
     options: NativeReviewOptions,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, String>> {
-    let (registry, context) = call_context(caller)?;
-    env.spawn_future(async move {
+    spawn_call(env, caller, |registry, context| {
         relay::review_relay(registry, options.into(), context)
-            .await
-            .map_err(|failure| errors::to_napi_error(&failure))
     })
 }
 

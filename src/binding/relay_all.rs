@@ -5,8 +5,8 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
-use super::errors::{failure_message, to_napi_error};
-use super::{call_context, NativeCaller, NativeRelayOptions};
+use super::errors::failure_message;
+use super::{spawn_call, NativeCaller, NativeRelayOptions};
 use crate::relay_all::{self, BackendOutcome};
 
 /// How one backend of a `relayAll()` call settled: `answer` or `failure`.
@@ -38,11 +38,9 @@ pub fn relay_all(
     backends: Vec<String>,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, Vec<NativeBackendOutcome>>> {
-    let (registry, context) = call_context(caller)?;
-    env.spawn_future(async move {
+    spawn_call(env, caller, |registry, context| async move {
         relay_all::relay_all(registry, options.into(), backends, context)
             .await
             .map(|outcomes| outcomes.into_iter().map(Into::into).collect())
-            .map_err(|failure| to_napi_error(&failure))
     })
 }

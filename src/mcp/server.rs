@@ -66,18 +66,21 @@ impl RelayServer {
     }
 
     /// Runs one relay: streamed as progress notifications when the client asked for them
-    /// (a progress token), stopped when the client cancels the request or the server stops.
+    /// (a progress token), stopped when the client cancels the request or the server stops;
+    /// its result names `backend` (the default when absent).
     async fn run<F, W>(
         &self,
+        backend: Option<&str>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
         work: W,
-    ) -> Result<String, RelayFailure>
+    ) -> CallToolResult
     where
         W: FnOnce(Registry, CallContext) -> F,
         F: Future<Output = Result<String, RelayFailure>> + Send,
     {
+        let backend = backend.unwrap_or(DEFAULT_BACKEND).to_string();
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
         let (chunks, source) = match progress {
@@ -106,10 +109,11 @@ impl RelayServer {
             cancel.cancel();
             std::future::pending::<()>().await
         };
-        tokio::select! {
+        let result = tokio::select! {
             (result, ()) = async { tokio::join!(relay, forward) } => result,
             () = relay_cancel => Err(RelayFailure::Aborted),
-        }
+        };
+        tool_result(backend, result)
     }
 }
 
@@ -192,16 +196,11 @@ impl RelayServer {
         peer: Peer<RoleServer>,
         request: CancellationToken,
     ) -> CallToolResult {
-        let backend = options
-            .backend
-            .clone()
-            .unwrap_or_else(|| DEFAULT_BACKEND.into());
-        let result = self
-            .run(meta, peer, request, |registry, call| {
-                relay::relay(registry, options, call)
-            })
-            .await;
-        tool_result(backend, result)
+        let backend = options.backend.clone();
+        self.run(backend.as_deref(), meta, peer, request, |registry, call| {
+            relay::relay(registry, options, call)
+        })
+        .await
     }
 
     /// Ask a backend to review the changes between a base and HEAD.
@@ -217,16 +216,11 @@ impl RelayServer {
         peer: Peer<RoleServer>,
         request: CancellationToken,
     ) -> CallToolResult {
-        let backend = options
-            .backend
-            .clone()
-            .unwrap_or_else(|| DEFAULT_BACKEND.into());
-        let result = self
-            .run(meta, peer, request, |registry, call| {
-                relay::review_relay(registry, options, call)
-            })
-            .await;
-        tool_result(backend, result)
+        let backend = options.backend.clone();
+        self.run(backend.as_deref(), meta, peer, request, |registry, call| {
+            relay::review_relay(registry, options, call)
+        })
+        .await
     }
 
     /// Which backends are ready, and how to get the rest.
