@@ -3,7 +3,7 @@
 // the synchronous git helpers are bounded as well; a repository's own config runs no program;
 // git that cannot start for want of file descriptors is an error, not "no diff".
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -192,7 +192,11 @@ describe('git runs within the deadline', () => {
 
 describe('the synchronous git helpers are bounded', () => {
   it('gitDiffBase throws ERR_GIT_DIFF once its limit passes; detectDefaultBranch answers HEAD~1', () => {
-    const repo = fifoHeadRepo()
+    // The branch a FIFO: git waits on it, past the look at the files git reads as it starts.
+    const repo = repoWithCommit()
+    const branch = join(repo.path, '.git', 'refs', 'heads', 'main')
+    rmSync(branch)
+    execFileSync('mkfifo', [branch])
     let started = performance.now()
     expect(() => gitDiffBase(repo.path, 'main', { timeoutSeconds: 0.5 })).toThrow(
       expect.objectContaining({
@@ -206,6 +210,17 @@ describe('the synchronous git helpers are bounded', () => {
     expect(detectDefaultBranch(repo.path, { timeoutSeconds: 0.5 })).toBe('HEAD~1')
     expect((performance.now() - started) / 1000).toBeLessThan(5)
     expect(processesNaming(repo.path)).toEqual([])
+  })
+
+  it('a repository whose .git/HEAD is a FIFO is refused at once, without the 30 s default bound', () => {
+    const repo = fifoHeadRepo()
+    const head = join(repo.path, '.git', 'HEAD')
+    const started = performance.now()
+    expect(() => gitDiffBase(repo.path, 'main')).toThrow(
+      expect.objectContaining({ code: 'ERR_GIT_DIFF', message: `Failed to collect git diff against main: ${head} is not a regular file` }),
+    )
+    expect(detectDefaultBranch(repo.path)).toBe('HEAD~1')
+    expect((performance.now() - started) / 1000).toBeLessThan(10)
   })
 
   it('the limit is checked like the relay’s timeout; without one, they answer as before', () => {
@@ -276,6 +291,61 @@ describe('a repository’s own config runs no program', () => {
     await expect(reviewRelay({ repoPath: repo.path, backend: 'mock' })).resolves.toBe('mock answer')
     expect(mock.runs[1]?.prompt).toContain('--- a/e.cmd\n+++ b/e.cmd\n@@ -1 +1 @@\n-one\n+two')
     expect(gitDiffBase(repo.path, 'main')).toContain('--- a/d.conv\n+++ b/d.conv\n@@ -1 +1 @@\n-one\n+two')
+    expect(detectDefaultBranch(repo.path)).toBe('main')
+    expect(readdirSync(markers)).toEqual([])
+  })
+})
+
+describe('a submodule’s own config runs no program', () => {
+  /** A repository with a submodule whose own config (`.git/modules/sub/config`) runs a program
+   * in every way git allows while it looks inside the submodule; its files modified, with stale
+   * timestamps, so git must re-read them through the filters. */
+  function repoWithHostileSubmodule(markers: string): TempRepo {
+    const sub = repoWithCommit()
+    sub.write('.gitattributes', '*.clean filter=evil\n*.proc filter=proc\n*.conv diff=conv\n*.cmd diff=cmd\n')
+    const files = ['a.clean', 'b.proc', 'c.conv', 'd.cmd']
+    for (const file of files) sub.write(file, 'one\n')
+    sub.commit('files')
+    const top = repoWithCommit()
+    top.git('-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub.path, 'sub')
+    top.commit('submodule')
+    const touch = (name: string): string => `touch ${join(markers, name)}`
+    const hooks = join(top.path, '.git', 'modules', 'sub', 'evil-hooks')
+    execFileSync('mkdir', [hooks])
+    writeFileSync(join(hooks, 'post-index-change'), `#!/bin/sh\n${touch('hook')}\n`, { mode: 0o755 })
+    const settings: Array<[string, string]> = [
+      ['filter.evil.clean', `${touch('clean')}; cat`],
+      ['filter.proc.process', touch('process')],
+      ['core.fsmonitor', `${touch('fsmonitor')}; true`],
+      ['core.hooksPath', hooks],
+      ['diff.external', touch('external')],
+      ['diff.cmd.command', touch('command')],
+      ['diff.conv.textconv', `${touch('textconv')}; cat`],
+    ]
+    for (const [key, value] of settings) execFileSync('git', ['-C', join(top.path, 'sub'), 'config', key, value])
+    top.git('config', 'diff.submodule', 'diff')
+    const stale = new Date('2001-09-09T01:46:40Z')
+    for (const file of files) {
+      writeFileSync(join(top.path, 'sub', file), 'two\n')
+      utimesSync(join(top.path, 'sub', file), stale, stale)
+    }
+    return top
+  }
+
+  it('relay({ includeDiff }) with and without dryRun, and reviewRelay, run none of it', async () => {
+    const markers = tempDir('paf-markers-')
+    const repo = repoWithHostileSubmodule(markers)
+    // It is hostile: plain git runs the submodule's filter.
+    spawnSync('git', ['-C', repo.path, '-c', 'core.fsmonitor=false', 'diff', '--no-ext-diff', '--no-textconv', 'HEAD', '--'])
+    expect(readdirSync(markers)).toContain('clean')
+    for (const marker of readdirSync(markers)) rmSync(join(markers, marker))
+
+    const dry = await relay(relayOptions(repo.path, { includeDiff: true, dryRun: true }))
+    expect(dry.envelope).toContain('+Subproject commit ')
+    await expect(relay(relayOptions(repo.path, { includeDiff: true }))).resolves.toBe('mock answer')
+    expect(mock.runs[0]?.prompt).toContain('+Subproject commit ')
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'mock', base: 'HEAD~1' })).resolves.toBe('mock answer')
+    expect(mock.runs[1]?.prompt).toContain('+Subproject commit ')
     expect(detectDefaultBranch(repo.path)).toBe('main')
     expect(readdirSync(markers)).toEqual([])
   })

@@ -43,8 +43,16 @@ const NEUTRAL_OPTIONS: &[&str] = &[
     "core.hooksPath=/dev/null",
 ];
 /// Options for every diff: no `diff.external` / `GIT_EXTERNAL_DIFF` / `diff.<driver>.command`,
-/// no `diff.<driver>.textconv`.
-const DIFF_OPTIONS: &[&str] = &["--no-ext-diff", "--no-textconv"];
+/// no `diff.<driver>.textconv`. Nor does git look inside submodules: finding a submodule's
+/// modified content runs `git status` in it, and `diff.submodule=diff` runs `git diff` in it,
+/// each with the submodule's own config (its filters, drivers, fsmonitor), which the overrides
+/// here do not cover. A changed submodule commit still shows, as `Subproject commit <id>`.
+const DIFF_OPTIONS: &[&str] = &[
+    "--no-ext-diff",
+    "--no-textconv",
+    "--ignore-submodules=dirty",
+    "--submodule=short",
+];
 /// Environment variables `--config-env` reads the overriding values from: `-c key=value` splits
 /// at the first `=`, so it cannot name a driver whose name holds one; `--config-env` can.
 const EMPTY_VAR: &str = "PHONE_A_FRIEND_GIT_EMPTY";
@@ -468,6 +476,40 @@ pub async fn detect_default_branch(
     Ok("HEAD~1".to_string())
 }
 
+/// The files git reads as it starts in a repository, in its git folder.
+const GIT_DIR_FILES: [&str; 5] = ["HEAD", "config", "commondir", "index", "packed-refs"];
+/// Largest `.git` file (`gitdir: <path>`) read.
+const GIT_FILE_LIMIT: usize = 4096;
+
+/// The first file git would read as it starts in `repo` that is not a regular file (or folder):
+/// git would wait on a FIFO for a writer, so a synchronous helper, which holds the JS thread,
+/// refuses such a repository at once instead. Only looks (`stat`), never opens anything but a
+/// regular `.git` file.
+fn special_file_in_git_dir(repo: &str) -> Option<std::path::PathBuf> {
+    let dot_git = std::path::Path::new(repo)
+        .ancestors()
+        .map(|folder| folder.join(".git"))
+        .find(|candidate| candidate.symlink_metadata().is_ok())?;
+    let metadata = std::fs::metadata(&dot_git).ok()?;
+    let git_dir = if metadata.is_dir() {
+        dot_git
+    } else if metadata.is_file() {
+        // A worktree or submodule: `gitdir: <path>`, relative to the `.git` file's folder.
+        let file = crate::bounded_text::open_regular(&dot_git).ok()??;
+        let mut text = String::new();
+        io::Read::read_to_string(&mut io::Read::take(file, GIT_FILE_LIMIT as u64), &mut text)
+            .ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        dot_git.parent()?.join(target)
+    } else {
+        return Some(dot_git);
+    };
+    GIT_DIR_FILES
+        .iter()
+        .map(|name| git_dir.join(name))
+        .find(|path| std::fs::metadata(path).is_ok_and(|m| !m.is_file()))
+}
+
 /// The limit of the synchronous helpers: `GIT_HELPER_TIMEOUT_SECONDS` unless one is given.
 fn helper_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
     Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(GIT_HELPER_TIMEOUT_SECONDS)))
@@ -488,7 +530,8 @@ fn block_on<F: Future>(
 }
 
 /// `gitDiffBase()`: synchronous, bounded by `timeout_seconds` (default 30 s); past it,
-/// `ERR_GIT_DIFF` "git timed out after <n>s".
+/// `ERR_GIT_DIFF` "git timed out after <n>s". A repository whose git files include a special one
+/// is `ERR_GIT_DIFF` at once.
 pub fn diff_against_base_blocking(
     repo: &str,
     base: &str,
@@ -496,6 +539,12 @@ pub fn diff_against_base_blocking(
 ) -> Result<String, RelayError> {
     let timeout = helper_timeout(timeout_seconds)?;
     check_base(base)?;
+    if let Some(special) = special_file_in_git_dir(repo) {
+        return Err(RelayError::GitDiff {
+            base: base.to_string(),
+            detail: format!("{} is not a regular file", special.display()),
+        });
+    }
     let work = |deadline: Deadline| async move {
         diff_against_base(repo, base, GitEnv::Inherit, &deadline).await
     };
@@ -511,12 +560,16 @@ pub fn diff_against_base_blocking(
 }
 
 /// `detectDefaultBranch()`: synchronous, bounded by `timeout_seconds` (default 30 s); git that
-/// does not answer in time counts as a git failure (`HEAD~1`).
+/// does not answer in time counts as a git failure (`HEAD~1`), and so, at once, does a
+/// repository whose git files include a special one.
 pub fn detect_default_branch_blocking(
     repo: &str,
     timeout_seconds: Option<f64>,
 ) -> Result<String, RelayError> {
     let timeout = helper_timeout(timeout_seconds)?;
+    if special_file_in_git_dir(repo).is_some() {
+        return Ok("HEAD~1".to_string());
+    }
     let work = |deadline: Deadline| async move {
         detect_default_branch(repo, GitEnv::Inherit, &deadline).await
     };
@@ -801,9 +854,23 @@ mod tests {
         assert_eq!(processes_naming(&repo), Vec::<String>::new());
     }
 
+    /// A repository whose branch `main` is a FIFO: git waits on it, past any check of the files
+    /// git reads as it starts.
+    fn fifo_branch_repo() -> tempfile::TempDir {
+        let dir = repo_with_commit("main");
+        let branch = dir.path().join(".git/refs/heads/main");
+        std::fs::remove_file(&branch).expect("remove the branch");
+        let status = Command::new("mkfifo")
+            .arg(&branch)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        dir
+    }
+
     #[test]
     fn the_synchronous_helpers_are_bounded() {
-        let dir = fifo_head_repo();
+        let dir = fifo_branch_repo();
         let repo = path(&dir);
         let started = Instant::now();
         assert_eq!(
@@ -1012,6 +1079,172 @@ mod tests {
         let last_commit = relay_diff(&dir).await.expect("diff");
         assert!(last_commit.contains("-one\n+two"), "{last_commit}");
         assert_eq!(markers_in(markers.path()), Vec::<String>::new());
+    }
+
+    /// A checkout with a submodule `sub` whose own config (`.git/modules/sub/config`, which the
+    /// top repository's overrides do not reach) runs a program in every way a submodule allows
+    /// while git looks into it: filter drivers' clean and process, fsmonitor, a
+    /// `post-index-change` hook, and (with the top's `diff.submodule=diff`, which diffs inside the
+    /// submodule) `diff.external`, a diff driver's command and textconv. The submodule's files
+    /// are modified and their timestamps moved, so git must re-read them through its filters.
+    fn repo_with_hostile_submodule(markers: &Path) -> (tempfile::TempDir, tempfile::TempDir) {
+        let sub = repo_with_commit("main");
+        let files = ["a.clean", "b.proc", "c.conv", "d.cmd"];
+        let attributes =
+            "*.clean filter=evil\n*.proc filter=proc\n*.conv diff=conv\n*.cmd diff=cmd\n";
+        std::fs::write(sub.path().join(".gitattributes"), attributes).expect("write");
+        for file in files {
+            std::fs::write(sub.path().join(file), "one\n").expect("write");
+        }
+        commit_all(sub.path(), "files");
+        let top = repo_with_commit("main");
+        let source = sub.path().display().to_string();
+        git(
+            top.path(),
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &source,
+                "sub",
+            ],
+        );
+        commit_all(top.path(), "submodule");
+        let checkout = top.path().join("sub");
+        let hooks = top.path().join(".git/modules/sub/evil-hooks");
+        std::fs::create_dir(&hooks).expect("mkdir");
+        let hook = hooks.join("post-index-change");
+        std::fs::write(&hook, format!("#!/bin/sh\n{}\n", touch(markers, "hook"))).expect("write");
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&hook)
+            .status()
+            .expect("chmod");
+        let settings = [
+            (
+                "filter.evil.clean",
+                format!("{}; cat", touch(markers, "clean")),
+            ),
+            ("filter.proc.process", touch(markers, "process")),
+            (
+                "core.fsmonitor",
+                format!("{}; true", touch(markers, "fsmonitor")),
+            ),
+            ("core.hooksPath", hooks.display().to_string()),
+            ("diff.external", touch(markers, "external")),
+            ("diff.cmd.command", touch(markers, "command")),
+            (
+                "diff.conv.textconv",
+                format!("{}; cat", touch(markers, "textconv")),
+            ),
+        ];
+        for (key, value) in settings {
+            git(&checkout, &["config", key, &value]);
+        }
+        git(top.path(), &["config", "diff.submodule", "diff"]);
+        for file in files {
+            std::fs::write(checkout.join(file), "two\n").expect("write");
+            let stale = std::fs::File::options()
+                .write(true)
+                .open(checkout.join(file))
+                .expect("open");
+            stale
+                .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+                .expect("set mtime");
+        }
+        (top, sub)
+    }
+
+    #[tokio::test]
+    async fn a_submodules_config_runs_no_program() {
+        let markers = tempfile::tempdir().expect("temp dir");
+        let (top, _sub) = repo_with_hostile_submodule(markers.path());
+        let repo = path(&top);
+        // It is hostile: plain git, even with the top repository's programs neutralised, runs
+        // the submodule's.
+        // (A failing process filter keeps git from diffing inside, so the second run has none.)
+        for lenient in [&[][..], &["-c", "filter.proc.process="][..]] {
+            let _ = Command::new("git")
+                .arg("-C")
+                .arg(&repo)
+                .args(NEUTRAL_OPTIONS)
+                .args(lenient)
+                .arg("diff")
+                .args(["--no-ext-diff", "--no-textconv"])
+                .args(["HEAD", "--"])
+                .output();
+        }
+        let ran = markers_in(markers.path());
+        for expected in ["clean", "external", "process"] {
+            assert!(
+                ran.contains(&expected.to_string()),
+                "{expected} not in {ran:?}"
+            );
+        }
+        for marker in ran {
+            std::fs::remove_file(markers.path().join(marker)).expect("remove");
+        }
+        let uncommitted = relay_diff(&top).await.expect("diff");
+        let against_main = diff_against_base(&repo, "HEAD~1", GitEnv::Inherit, &minute()).await;
+        let branch = detect_default_branch(&repo, GitEnv::Inherit, &minute()).await;
+        assert_eq!(markers_in(markers.path()), Vec::<String>::new());
+        // A changed submodule commit is still shown, as a one-line summary.
+        assert!(uncommitted.contains("+Subproject commit "), "{uncommitted}");
+        assert!(against_main.is_ok_and(|d| d.contains("+Subproject commit ")));
+        assert_eq!(branch, Ok("main".into()));
+    }
+
+    #[test]
+    fn the_synchronous_helpers_wait_on_no_special_file() {
+        for name in ["HEAD", "config", "index", "packed-refs"] {
+            let dir = repo_with_commit("main");
+            let file = dir.path().join(".git").join(name);
+            let _ = std::fs::remove_file(&file);
+            let status = Command::new("mkfifo").arg(&file).status().expect("mkfifo");
+            assert!(status.success());
+            // In a folder of the repository too: git looks for `.git` upwards.
+            let inner = dir.path().join("inner");
+            std::fs::create_dir(&inner).expect("mkdir");
+            for repo in [path(&dir), inner.to_string_lossy().into_owned()] {
+                // The default bound is 30 s: an answer at once is the refusal, not the timeout.
+                let started = Instant::now();
+                assert_eq!(
+                    diff_against_base_blocking(&repo, "main", None),
+                    Err(RelayError::GitDiff {
+                        base: "main".into(),
+                        detail: format!("{} is not a regular file", file.display()),
+                    })
+                );
+                assert_eq!(
+                    detect_default_branch_blocking(&repo, None),
+                    Ok("HEAD~1".into())
+                );
+                assert!(started.elapsed() < Duration::from_secs(10), "{name}");
+            }
+        }
+        // A linked worktree's `.git` file leads to its own git folder.
+        let dir = repo_with_commit("main");
+        let linked = tempfile::tempdir().expect("dir");
+        let tree = linked.path().join("tree");
+        git(
+            dir.path(),
+            &[
+                "worktree",
+                "add",
+                "-q",
+                &tree.to_string_lossy(),
+                "-b",
+                "other",
+            ],
+        );
+        assert_eq!(special_file_in_git_dir(&tree.to_string_lossy()), None);
+        let head = dir.path().join(".git/worktrees/tree/HEAD");
+        std::fs::remove_file(&head).expect("rm");
+        let status = Command::new("mkfifo").arg(&head).status().expect("mkfifo");
+        assert!(status.success());
+        assert_eq!(special_file_in_git_dir(&tree.to_string_lossy()), Some(head));
     }
 
     #[tokio::test]
