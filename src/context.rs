@@ -14,8 +14,9 @@ use crate::text::js_trim;
 
 const READING: &str = "reading the context file";
 
-/// The trimmed context ("" when there is none). An empty `context_file` is a path like any
-/// other: the working directory, so `Context path is not a file: <cwd>`, as in the original.
+/// The trimmed context ("" when there is none). An empty `context_file` counts as absent when
+/// checking for both, then is a path like any other: the working directory, so `Context path is
+/// not a file: <cwd>`, as in the original.
 pub async fn resolve_context(
     context_file: Option<&str>,
     context_text: Option<&str>,
@@ -24,7 +25,9 @@ pub async fn resolve_context(
 ) -> Result<String, RelayFailure> {
     let text = js_trim(context_text.unwrap_or(""));
     match context_file {
-        Some(_) if !text.is_empty() => Err(RelayError::ContextConflict.into()),
+        Some(file) if !file.is_empty() && !text.is_empty() => {
+            Err(RelayError::ContextConflict.into())
+        }
         Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
         None if text.len() > MAX_CONTEXT_FILE_BYTES => Err(RelayError::TooLarge {
             subject: Subject::ContextText,
@@ -120,6 +123,13 @@ mod tests {
         assert_eq!(
             resolve(Some(&path), Some("  \n"), "/").await,
             Ok("file text".into())
+        );
+        // An empty file name is absent for this check, as in the original, then resolved.
+        let cwd = tempfile::tempdir().expect("dir");
+        let cwd = cwd.path().to_string_lossy().into_owned();
+        assert_eq!(
+            resolve(Some(""), Some("x"), &cwd).await,
+            relay_error(RelayError::ContextNotAFile(cwd.clone()))
         );
     }
 
