@@ -1,7 +1,7 @@
 // Sessions (SPEC 12): a label of the caller's continues a conversation with one backend in one
 // repository, through the store in PHONE_A_FRIEND_HOME (a temp folder per test here).
-import { execFile } from 'node:child_process'
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -175,9 +175,78 @@ describe('refusals and failures', () => {
     mkdirSync(join(home, 'sessions.lock'))
     const warnings: string[] = []
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'replay', session: 's', onWarning: (w) => warnings.push(w) })).resolves.toBe('answer 1')
-    expect(warnings.at(-1)).toMatch(/^\[phone-a-friend\] the answer is returned, but session s was not saved: session store .*: /)
+    expect(warnings.at(-1)).toBe(
+      `[phone-a-friend] the answer is returned, but session s was not saved: session store ${join(home, 'sessions.lock')} is not a regular file`,
+    )
+  })
+
+  it('labels that do not print as themselves (bidi, zero-width, BOM, soft hyphen, ESC) are refused', async () => {
+    backend('replay', 'transcript-replay')
+    for (const label of ['a\u202eb', 'a\u200bb', '\ufeffa', 'so\u00adft', '\u2066a', 'a\u001b[31m', 'a\u0007']) {
+      const error = await relay({ prompt: 'p', repoPath: repo.path, backend: 'replay', session: label }).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'ERR_SESSION' })
+      expect((error as Error).message).toMatch(/^Invalid session label "[ -~]*": expected 1 to 256 printable characters/)
+    }
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'replay', session: 'café-レビュー', onWarning: () => undefined })).resolves.toBe('answer 1')
+  })
+
+  it('a store holding a FIFO, a dangling link or a held lock makes no call wait past its deadline', async () => {
+    backend('replay', 'transcript-replay')
+    const options = { prompt: 'p', repoPath: repo.path, backend: 'replay', session: 's', timeoutSeconds: 1 }
+    // sessions.json a FIFO: refused when the session is looked up, not waited on.
+    execFileSync('mkfifo', [join(home, 'sessions.json')])
+    const lookedUp = await relay(options).catch((e: unknown) => e)
+    expect(lookedUp).toMatchObject({ code: 'ERR_SESSION', message: `session store ${join(home, 'sessions.json')} is not a regular file` })
+    await expect(listSessions()).rejects.toMatchObject({ code: 'ERR_SESSION' })
+    await expect(deleteSession('s')).rejects.toMatchObject({ code: 'ERR_SESSION' })
+    rmSync(join(home, 'sessions.json'))
+    // sessions.lock a FIFO: the answer comes back, the save is refused at once.
+    execFileSync('mkfifo', [join(home, 'sessions.lock')])
+    const warnings: string[] = []
+    await expect(relay({ ...options, onWarning: (w) => warnings.push(w) })).resolves.toBe('answer 2')
+    expect(warnings.at(-1)).toMatch(/session s was not saved: session store .*sessions\.lock is not a regular file$/)
+    await expect(deleteSession('s')).rejects.toMatchObject({ code: 'ERR_SESSION' })
+    // A dangling link as the lock is not followed: its target is never created.
+    rmSync(join(home, 'sessions.lock'))
+    const target = join(home, 'elsewhere')
+    symlinkSync(target, join(home, 'sessions.lock'))
+    await expect(relay({ ...options, onWarning: () => undefined })).resolves.toBe('answer 3')
+    expect(existsSync(target)).toBe(false)
+    rmSync(join(home, 'sessions.lock'))
+    // The lock held by another process: the save gives up at the call's deadline.
+    writeFileSync(join(home, 'sessions.lock'), '')
+    const holder = spawn('flock', [join(home, 'sessions.lock'), 'sleep', '30'], { stdio: 'ignore' })
+    try {
+      await waitUntil(() => {
+        const free = spawnSync('flock', ['-n', join(home, 'sessions.lock'), 'true']).status === 0
+        if (free) throw new Error('the lock is not held yet')
+      })
+      const held: string[] = []
+      const events: string[] = []
+      const pending = relay({ ...options, onWarning: (w) => held.push(w) }).then((answer) => events.push(`answered ${answer}`))
+      const timer = setTimeout(() => events.push('3 s passed'), 3000)
+      await pending
+      clearTimeout(timer)
+      expect(events).toEqual(['answered answer 4'])
+      expect(held.at(-1)).toMatch(/session s was not saved: session store .*sessions\.lock: the call's time ran out/)
+    } finally {
+      holder.kill('SIGKILL')
+    }
   })
 })
+
+/** Polls `ready` (which throws until it holds) for up to 10 s. */
+async function waitUntil(ready: () => unknown): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      ready()
+      return
+    } catch (error) {
+      if (tries > 200) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
 
 describe('the store', () => {
   it('deleteSession and pruneSessions', async () => {
@@ -205,5 +274,27 @@ describe('the store', () => {
     const labels = (await listSessions()).map((s) => s.label)
     expect(labels).toHaveLength(200)
     expect(new Set(labels).size).toBe(200)
+  })
+
+  it('loses no turn: 4 processes × 10 relays on one label, and 2 overlapping ones in this process, all kept', async () => {
+    const script = `
+      const { registerBackend, relay } = require(${JSON.stringify(ROOT)})
+      registerBackend({ name: 'replay', allowedSandboxes: ['read-only'], capabilities: { resumeStrategy: 'transcript-replay' }, run: async (o) => 'answer to ' + o.prompt.length })
+      const worker = process.argv[1]
+      Promise.all(Array.from({ length: 10 }, (_, i) =>
+        relay({ prompt: 'w' + worker + '-' + i, repoPath: ${JSON.stringify(repo.path)}, backend: 'replay', session: 'shared', onWarning: () => {} })
+      )).then(() => process.exit(0), (e) => { console.error(e); process.exit(1) })
+    `
+    const run = promisify(execFile)
+    await Promise.all(Array.from({ length: 4 }, (_, worker) => run(process.execPath, ['-e', script, String(worker)], { env: process.env })))
+    backend('replay', 'transcript-replay')
+    const both = ['here-a', 'here-b'].map((prompt) => relay({ prompt, repoPath: repo.path, backend: 'replay', session: 'shared', onWarning: () => undefined }))
+    await Promise.all(both)
+    const [info] = await listSessions()
+    expect(info).toMatchObject({ label: 'shared', turns: 2 * 42 })
+    const stored = JSON.parse(readFileSync(join(home, 'sessions.json'), 'utf8')) as Array<{ history: Array<{ role: string; content: string }> }>
+    const asked = stored[0].history.filter((turn) => turn.role === 'user').map((turn) => /Request:\n(\S+)/.exec(turn.content)?.[1])
+    const expected = [...Array.from({ length: 4 }, (_, w) => Array.from({ length: 10 }, (_, i) => `w${w}-${i}`)).flat(), 'here-a', 'here-b']
+    expect(asked.sort()).toEqual(expected.sort())
   })
 })

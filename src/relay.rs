@@ -232,11 +232,13 @@ pub async fn prepare_relay(
     )?;
     let schema = parse_schema(options.schema.as_deref())?;
     let session = prepare_session(
+        deadline,
         env,
         options.session.as_deref(),
         options.backend_session.as_deref(),
         &target,
-    )?;
+    )
+    .await?;
     let (envelope, child_env) = prepare_envelope(
         &options,
         &target.repo,
@@ -430,21 +432,18 @@ pub async fn relay(
         false,
     )?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
-        // The answer is the caller's now: the save has a bound of its own, not the call's
-        // deadline, and its failure is a warning.
-        let saving = Deadline::starting_now(SAVE_TIMEOUT, CancellationToken::new());
-        for warning in session.save(&prompt, &answer, &saving).await {
+        // The answer is the caller's now: a save the call's deadline or abort stops (the store's
+        // lock held elsewhere) is a warning.
+        for warning in session.save(&prompt, &answer, &deadline).await {
             call.warn.warn(call.tag, warning).await;
         }
     }
     Ok(answer)
 }
 
-/// How long saving a session may wait for the store's lock.
-const SAVE_TIMEOUT: Timeout = Timeout::whole_seconds(std::num::NonZeroU32::MIN.saturating_add(9));
-
 /// Checks a `session` / `backendSession` against the store (after the backend and sandbox).
-fn prepare_session(
+async fn prepare_session(
+    deadline: &Deadline,
     env: &Env,
     label: Option<&str>,
     adopted: Option<&str>,
@@ -453,8 +452,9 @@ fn prepare_session(
     if label.is_none() && adopted.is_none() {
         return Ok(None);
     }
-    let store = Store::from_env(env).map_err(|e| RelayError::Session(e.to_string()))?;
+    let store = Store::from_env(env)?;
     sessions::prepare(
+        deadline,
         store,
         label,
         adopted,
@@ -462,6 +462,7 @@ fn prepare_session(
         target.backend.resume_strategy(),
         &target.repo,
     )
+    .await
 }
 
 pub async fn review_relay(

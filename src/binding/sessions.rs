@@ -11,7 +11,7 @@ use crate::deadline::Deadline;
 use crate::errors::{RelayError, RelayFailure};
 use crate::sessions::{self, store::Store};
 
-/// How long a change to the store may wait for its lock.
+/// How long reading the store, or a change to it waiting for its lock, may take.
 const STORE_TIMEOUT: Timeout = Timeout::whole_seconds(std::num::NonZeroU32::MIN.saturating_add(9));
 
 #[napi(object)]
@@ -32,8 +32,7 @@ fn failure(error: RelayError) -> napi::Error {
 
 fn store(caller: NativeCaller) -> Result<(Store, Deadline)> {
     let (_, context) = call_context(caller)?;
-    let store =
-        Store::from_env(&context.env).map_err(|e| failure(RelayError::Session(e.to_string())))?;
+    let store = Store::from_env(&context.env).map_err(|e| failure(e.into()))?;
     Ok((store, Deadline::starting_now(STORE_TIMEOUT, context.cancel)))
 }
 
@@ -42,9 +41,9 @@ pub fn list_sessions(
     env: &napi::Env,
     caller: NativeCaller,
 ) -> Result<PromiseRaw<'_, Vec<NativeSessionInfo>>> {
-    let (store, _) = store(caller)?;
+    let (store, deadline) = store(caller)?;
     env.spawn_future(async move {
-        let sessions = sessions::list(&store).map_err(failure)?;
+        let sessions = sessions::list(&store, &deadline).await.map_err(failure)?;
         Ok(sessions
             .into_iter()
             .map(|s| NativeSessionInfo {

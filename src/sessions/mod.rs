@@ -1,16 +1,26 @@
-//! Sessions (SPEC 12): a caller's label for a conversation with one backend in one repository,
-//! kept in the [`store`]. Before a run the label is looked up and checked (its backend and
-//! repository must match, ids are validated before they reach any argv); after a successful
-//! answer the session is saved, and a save that fails is a warning, never a lost answer.
+//! Sessions: a caller's label for a conversation with one backend in one repository, kept in
+//! the [`store`]. Before a run the label is looked up and checked (its backend and repository
+//! must match, ids are validated before they reach any argv); after a successful answer the
+//! session is saved, and a save that fails is a warning, never a lost answer.
+//!
+//! Turns may overlap (two calls, or two processes, on one label): each is prepared from the
+//! session as it was, and saved by changing the session as it is then, under the store's lock.
+//! A replaying backend's exchange is appended to the history found at save time, so no turn is
+//! lost. A native backend's conversation is the one the store names: a turn that began or
+//! resumed another (its label was attached elsewhere while it ran) leaves the store as it is
+//! and says so in a warning naming its own conversation, which `backendSession` can continue.
 
 pub mod store;
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use unicode_general_category::{get_general_category, GeneralCategory};
+
+use crate::deadline::Deadline;
 use crate::errors::RelayError;
 use crate::limits::MAX_PROMPT_BYTES;
-use store::{Session, Store, Turn};
+use store::{Session, Store, StoreError, Turn};
 
 /// How a backend continues a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,23 +103,61 @@ fn session_error(message: String) -> RelayError {
     RelayError::Session(message)
 }
 
-/// A label or id that may reach an argv: printable, no leading `-` (it would read as a flag),
-/// not too long.
+impl From<StoreError> for RelayError {
+    fn from(error: StoreError) -> RelayError {
+        session_error(error.to_string())
+    }
+}
+
+/// Whether `c` prints as itself: not a control, format (bidi overrides, zero-width spaces, a
+/// soft hyphen, a byte order mark), surrogate, private-use or unassigned character, nor a space
+/// or separator. A label is shown to people (`sessions list`): it must read as what it is.
+fn visible(c: char) -> bool {
+    !c.is_whitespace()
+        && !matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::Surrogate
+                | GeneralCategory::PrivateUse
+                | GeneralCategory::Unassigned
+                | GeneralCategory::SpaceSeparator
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+}
+
+/// `id` with every character that does not print as itself written as `\u{…}`.
+fn escaped(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            '"' | '\\' => c.escape_default().to_string(),
+            c if visible(c) => c.to_string(),
+            c => c.escape_unicode().to_string(),
+        })
+        .collect()
+}
+
+/// A label or id that may reach an argv: visible characters, no leading `-` (it would read as a
+/// flag), not too long.
 pub fn check_id(what: &str, id: &str) -> Result<(), RelayError> {
     let bad = id.is_empty()
         || id.starts_with('-')
         || id.chars().count() > MAX_ID_CHARS
-        || id.chars().any(|c| c.is_control() || c.is_whitespace());
+        || !id.chars().all(visible);
     if bad {
         return Err(session_error(format!(
-            "Invalid {what} {id:?}: expected 1 to {MAX_ID_CHARS} printable characters without spaces, not starting with '-'"
+            "Invalid {what} \"{}\": expected 1 to {MAX_ID_CHARS} printable characters without spaces, not starting with '-'",
+            escaped(id)
         )));
     }
     Ok(())
 }
 
-/// Looks `label` up and checks it may be used by `backend` in `repo_path` (SPEC 12).
-pub fn prepare(
+/// Looks `label` up and checks it may be used by `backend` in `repo_path`; reading the store
+/// is bounded by `deadline`.
+pub async fn prepare(
+    deadline: &Deadline,
     store: Store,
     label: Option<&str>,
     adopted: Option<&str>,
@@ -134,7 +182,7 @@ pub fn prepare(
             "Backend {backend} cannot resume a session"
         )));
     }
-    let loaded = store.read().map_err(|e| session_error(e.to_string()))?;
+    let loaded = store.read(deadline).await?;
     let existing = loaded.sessions.into_iter().find(|s| s.id == label);
     if let Some(session) = &existing {
         if session.backend != backend || session.repo_path != repo_path {
@@ -200,49 +248,10 @@ pub fn fit_history(history: &[Turn], prompt_bytes: usize) -> Vec<Turn> {
 }
 
 impl Pending {
-    /// The session after a successful answer: the backend's id, the new exchange (for a replay,
-    /// bounded as a replay would be), the time.
-    fn updated(&self, prompt: &str, answer: &str) -> Session {
-        let now = store::now();
-        let mut history = self.turn.history.clone();
-        if self.strategy == ResumeStrategy::TranscriptReplay {
-            history.push(Turn {
-                role: "user".into(),
-                content: prompt.to_string(),
-            });
-            history.push(Turn {
-                role: "assistant".into(),
-                content: answer.to_string(),
-            });
-            history = fit_history(&history, 0);
-        }
-        Session {
-            id: self.label.clone(),
-            backend: self.backend.clone(),
-            backend_session_id: self
-                .turn
-                .reported
-                .get()
-                .or_else(|| self.turn.resume.clone()),
-            repo_path: self.repo_path.clone(),
-            history,
-            created_at: self
-                .existing
-                .as_ref()
-                .map_or_else(|| now.clone(), |s| s.created_at.clone()),
-            last_used_at: now,
-        }
-    }
-
-    /// Saves the session; what to warn about (a new label, a store moved aside, a save that
-    /// failed: the answer is returned regardless).
-    pub async fn save(
-        &self,
-        prompt: &str,
-        answer: &str,
-        deadline: &crate::deadline::Deadline,
-    ) -> Vec<String> {
-        let session = self.updated(prompt, answer);
+    /// Saves this turn into the session as the store has it now, under its lock and within
+    /// `deadline`; what to warn about (a new label, a store moved aside, a turn the store could
+    /// not keep, a save that failed: the answer is returned regardless).
+    pub async fn save(&self, prompt: &str, answer: &str, deadline: &Deadline) -> Vec<String> {
         let mut warnings = Vec::new();
         if self.existing.is_none() {
             warnings.push(format!(
@@ -250,15 +259,25 @@ impl Pending {
                 self.label, self.backend, self.repo_path
             ));
         }
+        let exchange = match self.strategy {
+            ResumeStrategy::TranscriptReplay => vec![
+                Turn {
+                    role: "user".into(),
+                    content: prompt.to_string(),
+                },
+                Turn {
+                    role: "assistant".into(),
+                    content: answer.to_string(),
+                },
+            ],
+            _ => Vec::new(),
+        };
         let saved = self
             .store
-            .update(deadline, |sessions| {
-                sessions.retain(|s| s.id != session.id);
-                sessions.push(session);
-            })
+            .update(deadline, |sessions| self.merge(sessions, exchange))
             .await;
         match saved {
-            Ok(((), warning)) => warnings.extend(warning),
+            Ok((not_kept, moved_aside)) => warnings.extend(moved_aside.into_iter().chain(not_kept)),
             Err(e) => warnings.push(format!(
                 "[phone-a-friend] the answer is returned, but session {} was not saved: {e}",
                 self.label
@@ -266,39 +285,80 @@ impl Pending {
         }
         warnings
     }
+
+    /// This turn merged into `sessions` as they are now; a warning when the store cannot keep
+    /// it as it is.
+    fn merge(&self, sessions: &mut Vec<Session>, exchange: Vec<Turn>) -> Option<String> {
+        let now = store::now();
+        // The conversation this turn used: the one the backend reported, else the one resumed.
+        let used = self
+            .turn
+            .reported
+            .get()
+            .or_else(|| self.turn.resume.clone());
+        let Some(current) = sessions.iter_mut().find(|s| s.id == self.label) else {
+            sessions.push(Session {
+                id: self.label.clone(),
+                backend: self.backend.clone(),
+                backend_session_id: used,
+                repo_path: self.repo_path.clone(),
+                history: fit_history(&exchange, 0),
+                created_at: now.clone(),
+                last_used_at: now,
+            });
+            return None;
+        };
+        if current.backend != self.backend || current.repo_path != self.repo_path {
+            return Some(format!(
+                "[phone-a-friend] session {} was given to {} in {} while this turn ran; this turn is not kept in it",
+                self.label, current.backend, current.repo_path
+            ));
+        }
+        let mut warning = None;
+        match (current.backend_session_id.as_ref(), used) {
+            (_, None) => {}
+            (Some(stored), Some(used)) if *stored == used => {}
+            // Unchanged since this turn began (or never attached): this turn's is the one.
+            (stored, Some(used)) if stored.is_none() || stored == self.turn.resume.as_ref() => {
+                current.backend_session_id = Some(used);
+            }
+            (Some(stored), Some(used)) => {
+                warning = Some(format!(
+                    "[phone-a-friend] session {} was attached to {} session {stored} while this turn ran; this turn's session {used} is not kept in it (continue it with backendSession: {used})",
+                    self.label, self.backend
+                ));
+            }
+            (None, Some(_)) => {}
+        }
+        current.history.extend(exchange);
+        current.history = fit_history(&current.history, 0);
+        current.last_used_at = now;
+        warning
+    }
 }
 
 /// Every session in the store (a corrupt store reads as empty; the next save moves it aside).
-pub fn list(store: &Store) -> Result<Vec<Session>, RelayError> {
-    store
-        .read()
-        .map(|loaded| loaded.sessions)
-        .map_err(|e| session_error(e.to_string()))
+pub async fn list(store: &Store, deadline: &Deadline) -> Result<Vec<Session>, RelayError> {
+    Ok(store.read(deadline).await?.sessions)
 }
 
 /// Removes the session `label`; whether there was one.
-pub async fn delete(
-    store: &Store,
-    label: &str,
-    deadline: &crate::deadline::Deadline,
-) -> Result<bool, RelayError> {
+pub async fn delete(store: &Store, label: &str, deadline: &Deadline) -> Result<bool, RelayError> {
     let (removed, _) = store
         .update(deadline, |sessions| {
             let before = sessions.len();
             sessions.retain(|s| s.id != label);
             sessions.len() != before
         })
-        .await
-        .map_err(|e| session_error(e.to_string()))?;
+        .await?;
     Ok(removed)
 }
-
 /// Removes the sessions last used more than `days` ago; their labels. A session whose time
 /// cannot be read is kept.
 pub async fn prune(
     store: &Store,
     days: f64,
-    deadline: &crate::deadline::Deadline,
+    deadline: &Deadline,
 ) -> Result<Vec<String>, RelayError> {
     if !(days.is_finite() && days >= 0.0) {
         return Err(session_error(format!(
@@ -323,8 +383,7 @@ pub async fn prune(
             });
             removed
         })
-        .await
-        .map_err(|e| session_error(e.to_string()))?;
+        .await?;
     Ok(removed)
 }
 
@@ -352,7 +411,26 @@ mod tests {
         ] {
             assert!(check_id("id", bad).is_err(), "{bad:?}");
         }
+        for invisible in [
+            "a\u{202e}b",
+            "a\u{200b}b",
+            "\u{feff}a",
+            "so\u{ad}ft",
+            "\u{2066}a",
+            "a\u{1b}[31m",
+            "a\u{7}",
+            "a\u{a0}b",
+            "a\u{e000}",
+        ] {
+            let refused = check_id("session label", invisible);
+            assert!(refused.is_err(), "{invisible:?}");
+            // The message shows the label escaped, never raw.
+            let message = format!("{refused:?}");
+            assert!(!message.contains(invisible), "{message}");
+        }
         for good in [
+            "naïve-café",
+            "レビュー",
             "review-1",
             "ses_df6f71169ffefsa",
             "0b9c1e2a-7f0e-4c52-9a7e-1f0f3c6b8f21",
@@ -372,5 +450,95 @@ mod tests {
         assert_eq!(fit_history(&history, 10_000), history);
         assert_eq!(fit_history(&history, 300_000), history[2..].to_vec());
         assert!(fit_history(&history, 400_000).is_empty());
+    }
+
+    fn deadline() -> Deadline {
+        Deadline::starting_now(
+            crate::backend::Timeout::from_seconds(10.0).expect("timeout"),
+            tokio_util::sync::CancellationToken::new(),
+        )
+    }
+
+    async fn pending(home: &std::path::Path, strategy: ResumeStrategy) -> Pending {
+        let env = crate::backend::Env::from([(
+            "PHONE_A_FRIEND_HOME".to_string(),
+            home.display().to_string(),
+        )]);
+        let store = Store::from_env(&env).expect("store");
+        prepare(
+            &deadline(),
+            store,
+            Some("talk"),
+            None,
+            "b",
+            strategy,
+            "/repo",
+        )
+        .await
+        .expect("prepare")
+        .expect("a session")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn overlapping_turns_of_a_replay_are_all_kept() {
+        let home = tempfile::tempdir().expect("dir");
+        let first = pending(home.path(), ResumeStrategy::TranscriptReplay).await;
+        first.save("q0", "a0", &deadline()).await;
+        // 20 turns prepared from the same one-exchange history, saved at once.
+        let mut turns = Vec::new();
+        for _ in 0..20 {
+            turns.push(pending(home.path(), ResumeStrategy::TranscriptReplay).await);
+        }
+        assert!(turns.iter().all(|t| t.turn.history.len() == 2));
+        let mut saves = tokio::task::JoinSet::new();
+        for (i, turn) in turns.into_iter().enumerate() {
+            saves.spawn(async move {
+                turn.save(&format!("q{}", i + 1), &format!("a{}", i + 1), &deadline())
+                    .await
+            });
+        }
+        while let Some(warnings) = saves.join_next().await {
+            assert_eq!(warnings.expect("task"), Vec::<String>::new());
+        }
+        let sessions = list(&first.store, &deadline()).await.expect("list");
+        let history = &sessions[0].history;
+        assert_eq!(history.len(), 42);
+        let mut questions: Vec<&str> = history
+            .iter()
+            .filter(|t| t.role == "user")
+            .map(|t| t.content.as_str())
+            .collect();
+        questions.sort_by_key(|q| q[1..].parse::<u32>().unwrap_or(u32::MAX));
+        let expected: Vec<String> = (0..=20).map(|i| format!("q{i}")).collect();
+        assert_eq!(questions, expected);
+    }
+
+    #[tokio::test]
+    async fn a_native_turn_that_began_another_conversation_is_not_lost_silently() {
+        let home = tempfile::tempdir().expect("dir");
+        // Two first turns at once, each starting a conversation of its own.
+        let one = pending(home.path(), ResumeStrategy::NativeSession).await;
+        let two = pending(home.path(), ResumeStrategy::NativeSession).await;
+        one.turn.reported.set("conv-1");
+        two.turn.reported.set("conv-2");
+        let new = "[phone-a-friend] new session talk (b in /repo)".to_string();
+        assert_eq!(one.save("q1", "a1", &deadline()).await, std::slice::from_ref(&new));
+        assert_eq!(
+            two.save("q2", "a2", &deadline()).await,
+            [
+                new,
+                "[phone-a-friend] session talk was attached to b session conv-1 while this turn ran; this turn's session conv-2 is not kept in it (continue it with backendSession: conv-2)".to_string()
+            ]
+        );
+        // The next turn resumes the kept one; the store follows the id the backend reports.
+        let three = pending(home.path(), ResumeStrategy::NativeSession).await;
+        assert_eq!(three.turn.resume.as_deref(), Some("conv-1"));
+        three.turn.reported.set("conv-3");
+        assert_eq!(
+            three.save("q3", "a3", &deadline()).await,
+            Vec::<String>::new()
+        );
+        let sessions = list(&three.store, &deadline()).await.expect("list");
+        assert_eq!(sessions[0].backend_session_id.as_deref(), Some("conv-3"));
     }
 }
