@@ -78,12 +78,15 @@ export declare function pruneSessions(olderThanDays: number): Promise<string[]>;
 export declare function parseVerdict(text: string): Verdict;
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
- * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
+ * takes longer than `options.timeoutSeconds`, default 30). Synchronous: it holds the JS thread for
+ * at most that long, and answers `'HEAD~1'` at once when a file git reads as it starts (`.git`,
+ * `HEAD`, `config`, `commondir`, `index`, `packed-refs`) is not a regular file, such as a FIFO.
  */
 export declare function detectDefaultBranch(repoPath: string, options?: GitHelperOptions): string;
 /**
  * `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, also when
- * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
+ * git takes longer than `options.timeoutSeconds`, default 30, or at once when a file git reads as
+ * it starts is not a regular file, as for `detectDefaultBranch`; `ERR_TOO_LARGE`).
  */
 export declare function gitDiffBase(repoPath: string, base: string, options?: GitHelperOptions): string;
 /** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */

@@ -131,7 +131,9 @@ function parseVerdict(text) {
 }
 /**
  * The first of `main`, `master` that the repository has, else `'HEAD~1'` (also when git fails or
- * takes longer than `options.timeoutSeconds`, default 30). Synchronous.
+ * takes longer than `options.timeoutSeconds`, default 30). Synchronous: it holds the JS thread for
+ * at most that long, and answers `'HEAD~1'` at once when a file git reads as it starts (`.git`,
+ * `HEAD`, `config`, `commondir`, `index`, `packed-refs`) is not a regular file, such as a FIFO.
  */
 function detectDefaultBranch(repoPath, options) {
     const repo = internals().options.stringArgument(repoPath, 'repoPath');
@@ -145,7 +147,8 @@ function detectDefaultBranch(repoPath, options) {
 }
 /**
  * `git diff <base>...HEAD`, trimmed. Synchronous; throws a `RelayError` (`ERR_GIT_DIFF`, also when
- * git takes longer than `options.timeoutSeconds`, default 30; `ERR_TOO_LARGE`).
+ * git takes longer than `options.timeoutSeconds`, default 30, or at once when a file git reads as
+ * it starts is not a regular file, as for `detectDefaultBranch`; `ERR_TOO_LARGE`).
  */
 function gitDiffBase(repoPath, base, options) {
     const repo = internals().options.stringArgument(repoPath, 'repoPath');
