@@ -133,8 +133,13 @@ it("refuses contextFile: '' as the working directory, which is not a file", asyn
     code: 'ERR_CONTEXT_FILE',
     message: `Context path is not a file: ${process.cwd()}`,
   })
-  // A path given, even empty, conflicts with inline text (checked first, SPEC 3).
+  // The original's check for both takes an empty path as absent, then resolves it all the same.
   await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'echo', contextFile: '', contextText: 'x' })).rejects.toMatchObject({
+    code: 'ERR_CONTEXT_FILE',
+    message: `Context path is not a file: ${process.cwd()}`,
+  })
+  // A path that is not empty conflicts with inline text, checked before the file is looked at.
+  await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'echo', contextFile: '/nonexistent', contextText: 'x' })).rejects.toMatchObject({
     code: 'ERR_CONTEXT_CONFLICT',
   })
 })
