@@ -212,6 +212,23 @@ describe('verdicts', () => {
     expect(() => parseVerdict('{"schema_version":2}')).toThrow('verdict schema_version mismatch: expected 1, got 2')
     expect(() => parseVerdict(5 as unknown as string)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
   })
+
+  it('parseVerdict refuses a flood of findings with a short message naming the count or size', () => {
+    const refusal = (text: string): { name: string; code: string; message: string } => {
+      try {
+        parseVerdict(text)
+      } catch (error) {
+        return error as { name: string; code: string; message: string }
+      }
+      throw new Error('parseVerdict accepted it')
+    }
+    const flood = verdictOf('ship', Array<string>(300_000).fill('blocker'))
+    expect(refusal(flood)).toMatchObject({ name: 'RelayError', code: 'ERR_SCHEMA', message: `verdict response is too large (${Buffer.byteLength(flood)} bytes; max 1048576 bytes)` })
+    expect(refusal(verdictOf('ship', Array<string>(1_001).fill('nit')))).toMatchObject({ code: 'ERR_SCHEMA', message: 'verdict has 1001 findings; at most 1000 are read' })
+    // A contradiction lists 20 severities at most.
+    const contradiction = refusal(verdictOf('ship', Array<string>(1_000).fill('blocker')))
+    expect(contradiction).toMatchObject({ code: 'ERR_SCHEMA', message: `verdict "ship" contradicts findings; severities=[${Array(20).fill('blocker').join(', ')}, \u2026 980 more]` })
+  })
 })
 
 describe('the CLI', () => {
