@@ -1,6 +1,6 @@
 // The CLI at its edges: a reader that goes away, signals, bad numbers, typos, help, and doctor's
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
 import { isAlive, processesWithEnv } from './support/processes.js'
+import { once } from 'node:events'
 import { CLI, runCli, type CliResult } from './support/run-cli.js'
 import { closest, editDistance } from '../lib/cli/suggest.js'
 
@@ -237,6 +238,60 @@ describe('--json and usage errors', () => {
     const result = await runCli(['--prompt', 'P', '--', '--json'], { env: env(), cwd: repo.path })
     expect(result).toMatchObject({ code: 2, stdout: '' })
     expect(result.stderr).toMatch(/^phone-a-friend: unknown command: --json/)
+  })
+})
+
+describe('bounded inputs', () => {
+  /** The result, or after `ms` the result of a SIGTERM, or else of a SIGKILL (`undefined` then). */
+  async function endedOrStopped(child: ChildProcessWithoutNullStreams, result: Promise<CliResult>, ms: number): Promise<CliResult | undefined> {
+    const ended = (await within(result, ms)) ?? (child.kill('SIGTERM'), await within(result, 2_000))
+    if (!ended) child.kill('SIGKILL')
+    return ended
+  }
+
+  it('--prompt - stops reading one read past the prompt limit: ERR_TOO_LARGE, the rest never read', async () => {
+    const { child, result } = start(['--prompt', '-'])
+    child.stdin.on('error', () => undefined) // EPIPE once the CLI has gone
+    let over = false
+    void result.then(() => (over = true))
+    // A producer of 64 MiB that writes only as fast as the CLI reads, counting what it gave.
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    let written = 0
+    while (!over && written < 64 * 1024 * 1024) {
+      written += chunk.length
+      // (An EPIPE, once the CLI has gone, rejects the wait for 'drain': the loop then ends.)
+      if (!child.stdin.write(chunk)) await Promise.race([once(child.stdin, 'drain').catch(() => undefined), result])
+    }
+    child.stdin.end()
+    expect(await result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: 'Error [ERR_TOO_LARGE]: Prompt on stdin is too large (more than 500000 bytes; max 500000 bytes)\n',
+    })
+    // The limit, plus what a pipe and one read hold.
+    expect(written).toBeLessThan(4 * 1024 * 1024)
+  })
+
+  it('--schema /dev/zero is a usage error at once: only a regular file is read, and at most 1 MiB of it', async () => {
+    const { child, result } = start(['--prompt', 'P', '--schema', '/dev/zero'])
+    const ended = await endedOrStopped(child, result, 5_000)
+    expect(ended).toMatchObject({ code: 2, stdout: '' })
+    expect(ended?.stderr.split('\n')[0]).toBe('phone-a-friend: --schema /dev/zero: not a regular file')
+    const big = join(log, 'big.json')
+    writeFileSync(big, `{"description":"${'x'.repeat(1024 * 1024)}"}`)
+    const tooBig = await runCli(['--prompt', 'P', '--schema', big], { env: env(), cwd: repo.path })
+    expect(tooBig).toMatchObject({ code: 2, stdout: '' })
+    expect(tooBig.stderr.split('\n')[0]).toBe(`phone-a-friend: --schema file ${big} is too large (more than 1048576 bytes; max 1048576 bytes)`)
+  })
+
+  it('--schema <fifo> is refused at once, never waiting for a writer (nor past a SIGTERM)', async () => {
+    const fifo = join(log, 'fifo')
+    execFileSync('mkfifo', [fifo])
+    const { child, result } = start(['--prompt', 'P', '--schema', fifo])
+    const ended = await endedOrStopped(child, result, 5_000)
+    expect(ended).toMatchObject({ code: 2, signal: null, stdout: '' })
+    expect(ended?.stderr).toMatch(/^phone-a-friend: --schema \S+: not a regular file\n/)
   })
 })
 

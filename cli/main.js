@@ -4,6 +4,8 @@ exports.main = main;
 const node_fs_1 = require("node:fs");
 const node_path_1 = require("node:path");
 const node_util_1 = require("node:util");
+const errors_js_1 = require("../internal/errors.js");
+const limits_js_1 = require("../internal/limits.js");
 const answer_printer_js_1 = require("./answer-printer.js");
 const lifetime_js_1 = require("./lifetime.js");
 const suggest_js_1 = require("./suggest.js");
@@ -102,7 +104,11 @@ function timeoutSeconds(flags) {
         throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`);
     return Number(value);
 }
-/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+/**
+ * All of stdin, or a rejection with the signal's reason as soon as it aborts. Past the prompt
+ * limit, reading stops (ERR_TOO_LARGE): a relay would refuse the prompt anyway, and an endless
+ * producer must not fill memory first.
+ */
 function readStdin(signal) {
     if (signal.aborted)
         return Promise.reject(signal.reason);
@@ -112,7 +118,15 @@ function readStdin(signal) {
         process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n');
     return new Promise((resolve, reject) => {
         const chunks = [];
-        const onData = (chunk) => void chunks.push(chunk);
+        let bytes = 0;
+        const onData = (chunk) => {
+            chunks.push(chunk);
+            bytes += chunk.length;
+            if (bytes <= limits_js_1.MAX_PROMPT_BYTES)
+                return;
+            stop();
+            reject(new errors_js_1.RelayError(`Prompt on stdin is too large (more than ${limits_js_1.MAX_PROMPT_BYTES} bytes; max ${limits_js_1.MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE'));
+        };
         const onEnd = () => {
             settle();
             resolve(Buffer.concat(chunks).toString('utf8'));
@@ -122,13 +136,16 @@ function readStdin(signal) {
             reject(error);
         };
         const onAbort = () => {
-            settle();
-            stdin.destroy(); // nothing more is read, and an open pipe no longer holds the process
+            stop();
             reject(signal.reason);
         };
         const settle = () => {
             stdin.off('data', onData).off('end', onEnd).off('error', onError);
             signal.removeEventListener('abort', onAbort);
+        };
+        const stop = () => {
+            settle();
+            stdin.destroy(); // nothing more is read, and an open pipe no longer holds the process
         };
         stdin.on('data', onData).on('end', onEnd).on('error', onError);
         signal.addEventListener('abort', onAbort);
@@ -159,23 +176,44 @@ async function schemaOf(flags) {
     const inline = value.trim();
     if (inline.startsWith('{') || inline === 'true' || inline === 'false')
         return inline;
-    const { open } = await import('node:fs/promises');
     try {
-        const file = await open(value, 'r');
-        try {
-            const { size } = await file.stat();
-            if (size > MAX_SCHEMA_FILE_BYTES)
-                throw new UsageError(`--schema file ${value} is too large (${size} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`);
-            return await file.readFile('utf8');
-        }
-        finally {
-            await file.close();
-        }
+        return await readSchemaFile(value);
     }
     catch (error) {
         if (error instanceof UsageError)
             throw error;
         throw new UsageError(`--schema ${shown(value)}: neither JSON nor a readable file (${error.message})`);
+    }
+}
+/**
+ * A schema file's text, at most MAX_SCHEMA_FILE_BYTES of it. Only a regular file is opened: opening
+ * a FIFO waits for a writer in a libuv thread that no signal can free, and a device's size says
+ * nothing of what it yields. O_NONBLOCK and a second look at the opened file cover a path swapped
+ * in between.
+ */
+async function readSchemaFile(path) {
+    const { constants, promises: fs } = await import('node:fs');
+    const notRegular = () => new UsageError(`--schema ${shown(path)}: not a regular file`);
+    if (!(await fs.stat(path)).isFile())
+        throw notRegular();
+    const file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+        if (!(await file.stat()).isFile())
+            throw notRegular();
+        const buffer = Buffer.alloc(MAX_SCHEMA_FILE_BYTES + 1);
+        let length = 0;
+        for (;;) {
+            const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+            if (bytesRead === 0)
+                break;
+            length += bytesRead;
+            if (length > MAX_SCHEMA_FILE_BYTES)
+                throw new UsageError(`--schema file ${path} is too large (more than ${MAX_SCHEMA_FILE_BYTES} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`);
+        }
+        return buffer.toString('utf8', 0, length);
+    }
+    finally {
+        await file.close();
     }
 }
 async function buildRequest(flags, signal) {

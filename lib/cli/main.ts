@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import { RelayError } from '../internal/errors.js'
+import { MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
 import { closest } from './suggest.js'
@@ -110,7 +112,11 @@ function timeoutSeconds(flags: Flags): number | undefined {
   return Number(value)
 }
 
-/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+/**
+ * All of stdin, or a rejection with the signal's reason as soon as it aborts. Past the prompt
+ * limit, reading stops (ERR_TOO_LARGE): a relay would refuse the prompt anyway, and an endless
+ * producer must not fill memory first.
+ */
 function readStdin(signal: AbortSignal): Promise<string> {
   if (signal.aborted) return Promise.reject(signal.reason)
   const stdin = process.stdin
@@ -118,7 +124,14 @@ function readStdin(signal: AbortSignal): Promise<string> {
   if (stdin.isTTY) process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n')
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
-    const onData = (chunk: Buffer): void => void chunks.push(chunk)
+    let bytes = 0
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk)
+      bytes += chunk.length
+      if (bytes <= MAX_PROMPT_BYTES) return
+      stop()
+      reject(new RelayError(`Prompt on stdin is too large (more than ${MAX_PROMPT_BYTES} bytes; max ${MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE'))
+    }
     const onEnd = (): void => {
       settle()
       resolve(Buffer.concat(chunks).toString('utf8'))
@@ -128,13 +141,16 @@ function readStdin(signal: AbortSignal): Promise<string> {
       reject(error)
     }
     const onAbort = (): void => {
-      settle()
-      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
+      stop()
       reject(signal.reason)
     }
     const settle = (): void => {
       stdin.off('data', onData).off('end', onEnd).off('error', onError)
       signal.removeEventListener('abort', onAbort)
+    }
+    const stop = (): void => {
+      settle()
+      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
     }
     stdin.on('data', onData).on('end', onEnd).on('error', onError)
     signal.addEventListener('abort', onAbort)
@@ -168,19 +184,38 @@ async function schemaOf(flags: Flags): Promise<string | undefined> {
   if (flags.verdict) throw new UsageError('--verdict has its own schema: do not combine it with --schema')
   const inline = value.trim()
   if (inline.startsWith('{') || inline === 'true' || inline === 'false') return inline
-  const { open } = await import('node:fs/promises')
   try {
-    const file = await open(value, 'r')
-    try {
-      const { size } = await file.stat()
-      if (size > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${value} is too large (${size} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`)
-      return await file.readFile('utf8')
-    } finally {
-      await file.close()
-    }
+    return await readSchemaFile(value)
   } catch (error) {
     if (error instanceof UsageError) throw error
     throw new UsageError(`--schema ${shown(value)}: neither JSON nor a readable file (${(error as Error).message})`)
+  }
+}
+
+/**
+ * A schema file's text, at most MAX_SCHEMA_FILE_BYTES of it. Only a regular file is opened: opening
+ * a FIFO waits for a writer in a libuv thread that no signal can free, and a device's size says
+ * nothing of what it yields. O_NONBLOCK and a second look at the opened file cover a path swapped
+ * in between.
+ */
+async function readSchemaFile(path: string): Promise<string> {
+  const { constants, promises: fs } = await import('node:fs')
+  const notRegular = (): UsageError => new UsageError(`--schema ${shown(path)}: not a regular file`)
+  if (!(await fs.stat(path)).isFile()) throw notRegular()
+  const file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    if (!(await file.stat()).isFile()) throw notRegular()
+    const buffer = Buffer.alloc(MAX_SCHEMA_FILE_BYTES + 1)
+    let length = 0
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, null)
+      if (bytesRead === 0) break
+      length += bytesRead
+      if (length > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${path} is too large (more than ${MAX_SCHEMA_FILE_BYTES} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`)
+    }
+    return buffer.toString('utf8', 0, length)
+  } finally {
+    await file.close()
   }
 }
 
