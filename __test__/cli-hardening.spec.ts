@@ -295,6 +295,22 @@ describe('bounded inputs', () => {
   })
 })
 
+describe('flags a command would not use', () => {
+  it.each([
+    [['--prompt', 'P', '--backend-session', 'abc'], '--backend-session needs --session: the label to keep it under'],
+    [['--review', '--session', 'talk'], 'a review (--review, --base, --verdict) takes no --session'],
+    [['--base', 'HEAD', '--session', 'talk', '--backend-session', 'abc'], 'a review (--review, --base, --verdict) takes no --session'],
+    [['--prompt', 'P', '--older-than', '3'], '--older-than is for sessions prune'],
+  ])('%j is a usage error, not a flag silently dropped', async (args, message) => {
+    const result = await runCli(args, { env: env(), cwd: repo.path })
+    expect(result).toMatchObject({ code: 2, stdout: '' })
+    expect(result.stderr.split('\n')[0]).toBe(`phone-a-friend: ${message}`)
+    const json = await runCli([...args, '--json'], { env: env(), cwd: repo.path })
+    expect(json).toMatchObject({ code: 2, stderr: '' })
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { code: 'ERR_USAGE', message } })
+  })
+})
+
 describe('typos, help', () => {
   it('edit distance counts an insertion, deletion, substitution or swap of neighbours as 1', () => {
     expect(editDistance('', 'abc')).toBe(3)

@@ -216,11 +216,21 @@ async function readSchemaFile(path) {
         await file.close();
     }
 }
+/** Flags a relay or review would not use: refused rather than dropped without a word. */
+function refuseIgnoredFlags(flags, review) {
+    if (flags['older-than'] !== undefined)
+        throw new UsageError('--older-than is for sessions prune');
+    if (flags['backend-session'] !== undefined && flags.session === undefined)
+        throw new UsageError('--backend-session needs --session: the label to keep it under');
+    if (review && flags.session !== undefined)
+        throw new UsageError('a review (--review, --base, --verdict) takes no --session');
+}
 async function buildRequest(flags, signal) {
     const review = Boolean(flags.review || flags.base !== undefined || flags.verdict);
     // Usage first, so a bad value does not wait on stdin.
     if (flags.prompt === undefined && !review)
         throw new UsageError('missing --prompt');
+    refuseIgnoredFlags(flags, review);
     const timeout = timeoutSeconds(flags);
     const schema = await schemaOf(flags);
     const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND');
