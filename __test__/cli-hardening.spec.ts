@@ -311,6 +311,31 @@ describe('flags a command would not use', () => {
   })
 })
 
+describe('the session store, printed', () => {
+  /** Any character a terminal would act on or hide, but a tab or a line break. */
+  const UNPRINTABLE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
+
+  it('labels and ids from a hand-edited store are escaped: sessions list, prune, --json', async () => {
+    const home = mkdtempSync(join(log, 'home-'))
+    const label = 'x\x1b]0;owned\x07\u202e\u200b\ufeff\u00ad\u2066\x7f\x85y'
+    const session = { id: label, backend: 'codex', backendSessionId: 'id\x1b[2J', repoPath: '/r\u202e', history: [], createdAt: '2020-01-01T00:00:00.000Z', lastUsedAt: '2020-01-01T00:00:00.000Z' }
+    writeFileSync(join(home, 'sessions.json'), JSON.stringify([session]))
+    const cli = (args: string[]): Promise<CliResult> => runCli(args, { env: env({ PHONE_A_FRIEND_HOME: home }), cwd: repo.path })
+    const shown = 'x\\u{1b}]0;owned\\u{7}\\u{202e}\\u{200b}\\u{feff}\\u{ad}\\u{2066}\\u{7f}\\u{85}y'
+    const listed = await cli(['sessions', 'list'])
+    expect(listed).toEqual({ code: 0, signal: null, stderr: '', stdout: `${shown}\tcodex\t/r\\u{202e}\t2020-01-01T00:00:00.000Z\tid\\u{1b}[2J\n` })
+    const json = await cli(['sessions', '--json'])
+    expect(json.stdout).not.toMatch(UNPRINTABLE)
+    expect(JSON.parse(json.stdout)).toMatchObject([{ label, backendSessionId: 'id\x1b[2J', repoPath: '/r\u202e' }])
+    const pruned = await cli(['sessions', 'prune', '--older-than', '1'])
+    expect(pruned).toEqual({ code: 0, signal: null, stderr: '', stdout: `pruned ${shown}\n` })
+    writeFileSync(join(home, 'sessions.json'), JSON.stringify([session]))
+    const prunedJson = await cli(['sessions', 'prune', '--older-than', '1', '--json'])
+    expect(prunedJson.stdout).not.toMatch(UNPRINTABLE)
+    expect(JSON.parse(prunedJson.stdout)).toEqual({ removed: [label] })
+  })
+})
+
 describe('typos, help', () => {
   it('edit distance counts an insertion, deletion, substitution or swap of neighbours as 1', () => {
     expect(editDistance('', 'abc')).toBe(3)

@@ -8,6 +8,7 @@ const errors_js_1 = require("../internal/errors.js");
 const limits_js_1 = require("../internal/limits.js");
 const answer_printer_js_1 = require("./answer-printer.js");
 const lifetime_js_1 = require("./lifetime.js");
+const printable_js_1 = require("./printable.js");
 const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
 /** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
@@ -252,6 +253,8 @@ async function buildRequest(flags, signal) {
         session: flags.session,
         backendSession: flags['backend-session'],
         signal,
+        // A warning may carry a label, an id or a path from the store.
+        onWarning: (message) => void process.stderr.write(`${(0, printable_js_1.printableLines)(message)}\n`),
     };
     if (review && prompt === undefined)
         delete options.prompt;
@@ -265,9 +268,9 @@ function codedError(error) {
 function printError(error, json) {
     const coded = codedError(error);
     if (json)
-        process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`);
+        process.stdout.write(`${(0, printable_js_1.printableJson)({ ok: false, error: coded })}\n`);
     else
-        process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
+        process.stderr.write(`Error [${(0, printable_js_1.printable)(coded.code)}]: ${(0, printable_js_1.printableLines)(coded.message)}\n`);
 }
 /**
  * `--to a,b` (SPEC 15): asks every backend at once. Each answer goes to stdout under a header
@@ -280,14 +283,14 @@ async function relayToSeveral(library, request, json, stopSpinner) {
     stopSpinner();
     if (json) {
         const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }));
-        process.stdout.write(`${JSON.stringify(shown)}\n`);
+        process.stdout.write(`${(0, printable_js_1.printableJson)(shown)}\n`);
     }
     else {
         const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []));
         process.stdout.write(answers.join('\n'));
         for (const result of results) {
             if (!result.ok)
-                process.stderr.write(`Error [${result.error.code}] (${result.backend}): ${result.error.message}\n`);
+                process.stderr.write(`Error [${(0, printable_js_1.printable)(result.error.code)}] (${(0, printable_js_1.printable)(result.backend)}): ${(0, printable_js_1.printableLines)(result.error.message)}\n`);
         }
     }
     return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR;
@@ -410,12 +413,13 @@ async function runDoctor(flags, life) {
 async function runSessions(flags, args) {
     const [action, ...labels] = args;
     const json = Boolean(flags.json);
-    const print = (value, text) => void process.stdout.write(json ? `${JSON.stringify(value)}\n` : text);
+    // Labels and ids come from a file anyone with the account can edit: nothing of them goes raw to a terminal.
+    const print = (value, text) => void process.stdout.write(json ? `${(0, printable_js_1.printableJson)(value)}\n` : text);
     if (action === 'list' || action === undefined) {
         if (labels.length > 0)
             throw new UsageError(`unexpected argument: ${shown(labels[0])}`);
         const sessions = await api().listSessions();
-        const lines = sessions.map((s) => `${s.label}\t${s.backend}\t${s.repoPath}\t${s.lastUsedAt}${s.backendSessionId ? `\t${s.backendSessionId}` : ''}\n`);
+        const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : [])].map(printable_js_1.printable).join('\t')}\n`);
         print(sessions, lines.join('') || 'no sessions\n');
         return 0;
     }
@@ -423,7 +427,7 @@ async function runSessions(flags, args) {
         if (labels.length !== 1)
             throw new UsageError('sessions delete takes one label');
         const deleted = await api().deleteSession(labels[0]);
-        print({ deleted }, deleted ? `deleted ${labels[0]}\n` : `no session ${labels[0]}\n`);
+        print({ deleted }, deleted ? `deleted ${(0, printable_js_1.printable)(labels[0])}\n` : `no session ${(0, printable_js_1.printable)(labels[0])}\n`);
         return deleted ? 0 : EXIT_RELAY_ERROR;
     }
     if (action === 'prune') {
@@ -433,7 +437,7 @@ async function runSessions(flags, args) {
         if (days === undefined || !DECIMAL.test(days))
             throw new UsageError('sessions prune needs --older-than <days>, a number like 30 or 0.5');
         const removed = await api().pruneSessions(Number(days));
-        print({ removed }, removed.map((label) => `pruned ${label}\n`).join('') || 'nothing to prune\n');
+        print({ removed }, removed.map((label) => `pruned ${(0, printable_js_1.printable)(label)}\n`).join('') || 'nothing to prune\n');
         return 0;
     }
     throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`);

@@ -6,6 +6,7 @@ import { RelayError } from '../internal/errors.js'
 import { MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
+import { printable, printableJson, printableLines } from './printable.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
 
@@ -252,6 +253,8 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     session: flags.session,
     backendSession: flags['backend-session'],
     signal,
+    // A warning may carry a label, an id or a path from the store.
+    onWarning: (message) => void process.stderr.write(`${printableLines(message)}\n`),
   }
   if (review && prompt === undefined) delete (options as Partial<RelayOptions>).prompt
   return { review, options, backends }
@@ -265,8 +268,8 @@ function codedError(error: unknown): { code: string; message: string } {
 
 function printError(error: unknown, json: boolean): void {
   const coded = codedError(error)
-  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`)
-  else process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`)
+  if (json) process.stdout.write(`${printableJson({ ok: false, error: coded })}\n`)
+  else process.stderr.write(`Error [${printable(coded.code)}]: ${printableLines(coded.message)}\n`)
 }
 
 /**
@@ -280,12 +283,12 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
   stopSpinner()
   if (json) {
     const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }))
-    process.stdout.write(`${JSON.stringify(shown)}\n`)
+    process.stdout.write(`${printableJson(shown)}\n`)
   } else {
     const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []))
     process.stdout.write(answers.join('\n'))
     for (const result of results) {
-      if (!result.ok) process.stderr.write(`Error [${result.error.code}] (${result.backend}): ${result.error.message}\n`)
+      if (!result.ok) process.stderr.write(`Error [${printable(result.error.code)}] (${printable(result.backend)}): ${printableLines(result.error.message)}\n`)
     }
   }
   return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR
@@ -404,18 +407,19 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
 async function runSessions(flags: Flags, args: string[]): Promise<number> {
   const [action, ...labels] = args
   const json = Boolean(flags.json)
-  const print = (value: unknown, text: string): void => void process.stdout.write(json ? `${JSON.stringify(value)}\n` : text)
+  // Labels and ids come from a file anyone with the account can edit: nothing of them goes raw to a terminal.
+  const print = (value: unknown, text: string): void => void process.stdout.write(json ? `${printableJson(value)}\n` : text)
   if (action === 'list' || action === undefined) {
     if (labels.length > 0) throw new UsageError(`unexpected argument: ${shown(labels[0])}`)
     const sessions = await api().listSessions()
-    const lines = sessions.map((s) => `${s.label}\t${s.backend}\t${s.repoPath}\t${s.lastUsedAt}${s.backendSessionId ? `\t${s.backendSessionId}` : ''}\n`)
+    const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : [])].map(printable).join('\t')}\n`)
     print(sessions, lines.join('') || 'no sessions\n')
     return 0
   }
   if (action === 'delete') {
     if (labels.length !== 1) throw new UsageError('sessions delete takes one label')
     const deleted = await api().deleteSession(labels[0])
-    print({ deleted }, deleted ? `deleted ${labels[0]}\n` : `no session ${labels[0]}\n`)
+    print({ deleted }, deleted ? `deleted ${printable(labels[0])}\n` : `no session ${printable(labels[0])}\n`)
     return deleted ? 0 : EXIT_RELAY_ERROR
   }
   if (action === 'prune') {
@@ -423,7 +427,7 @@ async function runSessions(flags: Flags, args: string[]): Promise<number> {
     const days = flags['older-than']
     if (days === undefined || !DECIMAL.test(days)) throw new UsageError('sessions prune needs --older-than <days>, a number like 30 or 0.5')
     const removed = await api().pruneSessions(Number(days))
-    print({ removed }, removed.map((label) => `pruned ${label}\n`).join('') || 'nothing to prune\n')
+    print({ removed }, removed.map((label) => `pruned ${printable(label)}\n`).join('') || 'nothing to prune\n')
     return 0
   }
   throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`)
