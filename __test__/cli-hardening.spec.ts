@@ -1,6 +1,6 @@
 // The CLI at its edges: a reader that goes away, signals, bad numbers, typos, help, and doctor's
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
 import { isAlive, processesWithEnv } from './support/processes.js'
+import { once } from 'node:events'
 import { CLI, runCli, type CliResult } from './support/run-cli.js'
 import { closest, editDistance } from '../lib/cli/suggest.js'
 
@@ -237,6 +238,101 @@ describe('--json and usage errors', () => {
     const result = await runCli(['--prompt', 'P', '--', '--json'], { env: env(), cwd: repo.path })
     expect(result).toMatchObject({ code: 2, stdout: '' })
     expect(result.stderr).toMatch(/^phone-a-friend: unknown command: --json/)
+  })
+})
+
+describe('bounded inputs', () => {
+  /** The result, or after `ms` the result of a SIGTERM, or else of a SIGKILL (`undefined` then). */
+  async function endedOrStopped(child: ChildProcessWithoutNullStreams, result: Promise<CliResult>, ms: number): Promise<CliResult | undefined> {
+    const ended = (await within(result, ms)) ?? (child.kill('SIGTERM'), await within(result, 2_000))
+    if (!ended) child.kill('SIGKILL')
+    return ended
+  }
+
+  it('--prompt - stops reading one read past the prompt limit: ERR_TOO_LARGE, the rest never read', async () => {
+    const { child, result } = start(['--prompt', '-'])
+    child.stdin.on('error', () => undefined) // EPIPE once the CLI has gone
+    let over = false
+    void result.then(() => (over = true))
+    // A producer of 64 MiB that writes only as fast as the CLI reads, counting what it gave.
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    let written = 0
+    while (!over && written < 64 * 1024 * 1024) {
+      written += chunk.length
+      // (An EPIPE, once the CLI has gone, rejects the wait for 'drain': the loop then ends.)
+      if (!child.stdin.write(chunk)) await Promise.race([once(child.stdin, 'drain').catch(() => undefined), result])
+    }
+    child.stdin.end()
+    expect(await result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: 'Error [ERR_TOO_LARGE]: Prompt on stdin is too large (more than 500000 bytes; max 500000 bytes)\n',
+    })
+    // The limit, plus what a pipe and one read hold.
+    expect(written).toBeLessThan(4 * 1024 * 1024)
+  })
+
+  it('--schema /dev/zero is a usage error at once: only a regular file is read, and at most 1 MiB of it', async () => {
+    const { child, result } = start(['--prompt', 'P', '--schema', '/dev/zero'])
+    const ended = await endedOrStopped(child, result, 5_000)
+    expect(ended).toMatchObject({ code: 2, stdout: '' })
+    expect(ended?.stderr.split('\n')[0]).toBe('phone-a-friend: --schema /dev/zero: not a regular file')
+    const big = join(log, 'big.json')
+    writeFileSync(big, `{"description":"${'x'.repeat(1024 * 1024)}"}`)
+    const tooBig = await runCli(['--prompt', 'P', '--schema', big], { env: env(), cwd: repo.path })
+    expect(tooBig).toMatchObject({ code: 2, stdout: '' })
+    expect(tooBig.stderr.split('\n')[0]).toBe(`phone-a-friend: --schema file ${big} is too large (more than 1048576 bytes; max 1048576 bytes)`)
+  })
+
+  it('--schema <fifo> is refused at once, never waiting for a writer (nor past a SIGTERM)', async () => {
+    const fifo = join(log, 'fifo')
+    execFileSync('mkfifo', [fifo])
+    const { child, result } = start(['--prompt', 'P', '--schema', fifo])
+    const ended = await endedOrStopped(child, result, 5_000)
+    expect(ended).toMatchObject({ code: 2, signal: null, stdout: '' })
+    expect(ended?.stderr).toMatch(/^phone-a-friend: --schema \S+: not a regular file\n/)
+  })
+})
+
+describe('flags a command would not use', () => {
+  it.each([
+    [['--prompt', 'P', '--backend-session', 'abc'], '--backend-session needs --session: the label to keep it under'],
+    [['--review', '--session', 'talk'], 'a review (--review, --base, --verdict) takes no --session'],
+    [['--base', 'HEAD', '--session', 'talk', '--backend-session', 'abc'], 'a review (--review, --base, --verdict) takes no --session'],
+    [['--prompt', 'P', '--older-than', '3'], '--older-than is for sessions prune'],
+  ])('%j is a usage error, not a flag silently dropped', async (args, message) => {
+    const result = await runCli(args, { env: env(), cwd: repo.path })
+    expect(result).toMatchObject({ code: 2, stdout: '' })
+    expect(result.stderr.split('\n')[0]).toBe(`phone-a-friend: ${message}`)
+    const json = await runCli([...args, '--json'], { env: env(), cwd: repo.path })
+    expect(json).toMatchObject({ code: 2, stderr: '' })
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { code: 'ERR_USAGE', message } })
+  })
+})
+
+describe('the session store, printed', () => {
+  /** Any character a terminal would act on or hide, but a tab or a line break. */
+  const UNPRINTABLE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
+
+  it('labels and ids from a hand-edited store are escaped: sessions list, prune, --json', async () => {
+    const home = mkdtempSync(join(log, 'home-'))
+    const label = 'x\x1b]0;owned\x07\u202e\u200b\ufeff\u00ad\u2066\x7f\x85y'
+    const session = { id: label, backend: 'codex', backendSessionId: 'id\x1b[2J', repoPath: '/r\u202e', history: [], createdAt: '2020-01-01T00:00:00.000Z', lastUsedAt: '2020-01-01T00:00:00.000Z' }
+    writeFileSync(join(home, 'sessions.json'), JSON.stringify([session]))
+    const cli = (args: string[]): Promise<CliResult> => runCli(args, { env: env({ PHONE_A_FRIEND_HOME: home }), cwd: repo.path })
+    const shown = 'x\\u{1b}]0;owned\\u{7}\\u{202e}\\u{200b}\\u{feff}\\u{ad}\\u{2066}\\u{7f}\\u{85}y'
+    const listed = await cli(['sessions', 'list'])
+    expect(listed).toEqual({ code: 0, signal: null, stderr: '', stdout: `${shown}\tcodex\t/r\\u{202e}\t2020-01-01T00:00:00.000Z\tid\\u{1b}[2J\n` })
+    const json = await cli(['sessions', '--json'])
+    expect(json.stdout).not.toMatch(UNPRINTABLE)
+    expect(JSON.parse(json.stdout)).toMatchObject([{ label, backendSessionId: 'id\x1b[2J', repoPath: '/r\u202e' }])
+    const pruned = await cli(['sessions', 'prune', '--older-than', '1'])
+    expect(pruned).toEqual({ code: 0, signal: null, stderr: '', stdout: `pruned ${shown}\n` })
+    writeFileSync(join(home, 'sessions.json'), JSON.stringify([session]))
+    const prunedJson = await cli(['sessions', 'prune', '--older-than', '1', '--json'])
+    expect(prunedJson.stdout).not.toMatch(UNPRINTABLE)
+    expect(JSON.parse(prunedJson.stdout)).toEqual({ removed: [label] })
   })
 })
 

@@ -144,6 +144,22 @@ describe('ollama', () => {
     expect(dryRun.action.kind === 'http' && dryRun.action.body).toEqual(stub.bodies[0])
     expect(stub.bodies[0]).toMatchObject({ model: 'llama-env', messages: [{ role: 'user', content: dryRun.envelope }] })
   })
+
+  it('never shows the user and password of OLLAMA_HOST; host, port and path stay (library and CLI)', async () => {
+    // Read as the Ollama CLI reads it: a host holding a colon is bracketed.
+    process.env.OLLAMA_HOST = 'https://admin:secret@ollama.example:8443/proxy'
+    const url = 'https://[********@ollama.example:8443]:443/proxy/api/chat'
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', dryRun: true })
+    expect(dryRun.action).toMatchObject({ kind: 'http', url })
+    expect(JSON.stringify(dryRun)).not.toContain('secret')
+    for (const args of [['--dry-run'], ['--dry-run', '--json']]) {
+      const result = await runCli(['--prompt', 'Hi', '--to', 'ollama', ...args], { cwd: repo.path })
+      expect(result).toMatchObject({ code: 0, stderr: '' })
+      expect(result.stdout).toContain(args.length === 1 ? `request:  POST ${url}\n` : `"url":"${url}"`)
+      expect(result.stdout).not.toContain('secret')
+    }
+    expect(stub.bodies).toHaveLength(0)
+  })
 })
 
 describe('a JavaScript backend', () => {

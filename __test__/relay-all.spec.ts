@@ -71,6 +71,17 @@ describe('relayAll()', () => {
     await expect(relayAll({ prompt: 'p', repoPath: repo.path, backends: ['codex'], backend: 'gemini' } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
   })
 
+  it('a hole in backends is a missing name: a TypeError coded ERR_INVALID_ARG_TYPE, like any other', async () => {
+    // eslint-disable-next-line no-sparse-arrays
+    for (const backends of [[, 'codex'], ['codex', ,], [undefined, 'codex']] as unknown as string[][]) {
+      await expect(relayAll({ prompt: 'p', repoPath: repo.path, backends })).rejects.toMatchObject({
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: expect.stringMatching(/^The "options\.backends" property must be a non-empty array of strings\. Received /),
+      })
+    }
+  })
+
   it('shares one preparation: git diff runs once for all backends (twice for two relay() calls)', async () => {
     // A git that logs each run, first on PATH.
     const bin = tempDir('paf-git-')

@@ -3,7 +3,7 @@
 import { join, resolve } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { _resetRegistry, parseVerdict, registerBackend, relay, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
+import { _resetRegistry, parseVerdict, registerBackend, relay, relayAll, relayStream, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli'
 import { claudeEnv, codexEnv, geminiEnv, startFakeModelServer, type FakeModelServer } from './support/fake-model-server'
 import { TempRepo } from './support/git-repo'
@@ -80,6 +80,21 @@ describe('a schema', () => {
     // After the backend and sandbox checks, before the context (its file is missing here).
     await expect(relay({ ...bad, backend: 'nope', schema: '{' })).rejects.toMatchObject({ code: 'ERR_UNSUPPORTED_BACKEND' })
     await expect(relay({ ...bad, schema: 5 as unknown as object })).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+    expect(calls).toHaveLength(0)
+  })
+
+  it('a schema JSON cannot write (a BigInt, a cycle) is refused with a coded TypeError, by every call', async () => {
+    const calls = scripted('{}')
+    const cyclic: Record<string, unknown> = { type: 'object' }
+    cyclic.self = cyclic
+    const base = { prompt: 'Count', repoPath: repo.path, backend: 'scripted' }
+    for (const schema of [{ type: 'integer', maximum: 10n }, cyclic]) {
+      const refused = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'The "options.schema" property must be JSON-serialisable. Received an instance of Object', cause: expect.any(TypeError) }
+      await expect(relay({ ...base, schema })).rejects.toMatchObject(refused)
+      await expect(reviewRelay({ repoPath: repo.path, backend: 'scripted', base: 'HEAD', schema })).rejects.toMatchObject(refused)
+      await expect(relayAll({ prompt: 'Count', repoPath: repo.path, backends: ['scripted'], schema })).rejects.toMatchObject(refused)
+      await expect(relayStream({ ...base, schema }).next()).rejects.toMatchObject(refused)
+    }
     expect(calls).toHaveLength(0)
   })
 
@@ -196,6 +211,23 @@ describe('verdicts', () => {
     expect(() => parseVerdict(verdictOf('iterate', ['nit']))).toThrow(expect.objectContaining({ name: 'RelayError', code: 'ERR_SCHEMA', message: 'verdict "iterate" contradicts findings; severities=[nit]' }))
     expect(() => parseVerdict('{"schema_version":2}')).toThrow('verdict schema_version mismatch: expected 1, got 2')
     expect(() => parseVerdict(5 as unknown as string)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+  })
+
+  it('parseVerdict refuses a flood of findings with a short message naming the count or size', () => {
+    const refusal = (text: string): { name: string; code: string; message: string } => {
+      try {
+        parseVerdict(text)
+      } catch (error) {
+        return error as { name: string; code: string; message: string }
+      }
+      throw new Error('parseVerdict accepted it')
+    }
+    const flood = verdictOf('ship', Array<string>(300_000).fill('blocker'))
+    expect(refusal(flood)).toMatchObject({ name: 'RelayError', code: 'ERR_SCHEMA', message: `verdict response is too large (${Buffer.byteLength(flood)} bytes; max 1048576 bytes)` })
+    expect(refusal(verdictOf('ship', Array<string>(1_001).fill('nit')))).toMatchObject({ code: 'ERR_SCHEMA', message: 'verdict has 1001 findings; at most 1000 are read' })
+    // A contradiction lists 20 severities at most.
+    const contradiction = refusal(verdictOf('ship', Array<string>(1_000).fill('blocker')))
+    expect(contradiction).toMatchObject({ code: 'ERR_SCHEMA', message: `verdict "ship" contradicts findings; severities=[${Array(20).fill('blocker').join(', ')}, \u2026 980 more]` })
   })
 })
 

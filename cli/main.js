@@ -4,8 +4,11 @@ exports.main = main;
 const node_fs_1 = require("node:fs");
 const node_path_1 = require("node:path");
 const node_util_1 = require("node:util");
+const errors_js_1 = require("../internal/errors.js");
+const limits_js_1 = require("../internal/limits.js");
 const answer_printer_js_1 = require("./answer-printer.js");
 const lifetime_js_1 = require("./lifetime.js");
+const printable_js_1 = require("./printable.js");
 const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
 /** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
@@ -102,7 +105,11 @@ function timeoutSeconds(flags) {
         throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`);
     return Number(value);
 }
-/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+/**
+ * All of stdin, or a rejection with the signal's reason as soon as it aborts. Past the prompt
+ * limit, reading stops (ERR_TOO_LARGE): a relay would refuse the prompt anyway, and an endless
+ * producer must not fill memory first.
+ */
 function readStdin(signal) {
     if (signal.aborted)
         return Promise.reject(signal.reason);
@@ -112,7 +119,15 @@ function readStdin(signal) {
         process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n');
     return new Promise((resolve, reject) => {
         const chunks = [];
-        const onData = (chunk) => void chunks.push(chunk);
+        let bytes = 0;
+        const onData = (chunk) => {
+            chunks.push(chunk);
+            bytes += chunk.length;
+            if (bytes <= limits_js_1.MAX_PROMPT_BYTES)
+                return;
+            stop();
+            reject(new errors_js_1.RelayError(`Prompt on stdin is too large (more than ${limits_js_1.MAX_PROMPT_BYTES} bytes; max ${limits_js_1.MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE'));
+        };
         const onEnd = () => {
             settle();
             resolve(Buffer.concat(chunks).toString('utf8'));
@@ -122,13 +137,16 @@ function readStdin(signal) {
             reject(error);
         };
         const onAbort = () => {
-            settle();
-            stdin.destroy(); // nothing more is read, and an open pipe no longer holds the process
+            stop();
             reject(signal.reason);
         };
         const settle = () => {
             stdin.off('data', onData).off('end', onEnd).off('error', onError);
             signal.removeEventListener('abort', onAbort);
+        };
+        const stop = () => {
+            settle();
+            stdin.destroy(); // nothing more is read, and an open pipe no longer holds the process
         };
         stdin.on('data', onData).on('end', onEnd).on('error', onError);
         signal.addEventListener('abort', onAbort);
@@ -159,18 +177,8 @@ async function schemaOf(flags) {
     const inline = value.trim();
     if (inline.startsWith('{') || inline === 'true' || inline === 'false')
         return inline;
-    const { open } = await import('node:fs/promises');
     try {
-        const file = await open(value, 'r');
-        try {
-            const { size } = await file.stat();
-            if (size > MAX_SCHEMA_FILE_BYTES)
-                throw new UsageError(`--schema file ${value} is too large (${size} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`);
-            return await file.readFile('utf8');
-        }
-        finally {
-            await file.close();
-        }
+        return await readSchemaFile(value);
     }
     catch (error) {
         if (error instanceof UsageError)
@@ -178,11 +186,52 @@ async function schemaOf(flags) {
         throw new UsageError(`--schema ${shown(value)}: neither JSON nor a readable file (${error.message})`);
     }
 }
+/**
+ * A schema file's text, at most MAX_SCHEMA_FILE_BYTES of it. Only a regular file is opened: opening
+ * a FIFO waits for a writer in a libuv thread that no signal can free, and a device's size says
+ * nothing of what it yields. O_NONBLOCK and a second look at the opened file cover a path swapped
+ * in between.
+ */
+async function readSchemaFile(path) {
+    const { constants, promises: fs } = await import('node:fs');
+    const notRegular = () => new UsageError(`--schema ${shown(path)}: not a regular file`);
+    if (!(await fs.stat(path)).isFile())
+        throw notRegular();
+    const file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+        if (!(await file.stat()).isFile())
+            throw notRegular();
+        const buffer = Buffer.alloc(MAX_SCHEMA_FILE_BYTES + 1);
+        let length = 0;
+        for (;;) {
+            const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+            if (bytesRead === 0)
+                break;
+            length += bytesRead;
+            if (length > MAX_SCHEMA_FILE_BYTES)
+                throw new UsageError(`--schema file ${path} is too large (more than ${MAX_SCHEMA_FILE_BYTES} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`);
+        }
+        return buffer.toString('utf8', 0, length);
+    }
+    finally {
+        await file.close();
+    }
+}
+/** Flags a relay or review would not use: refused rather than dropped without a word. */
+function refuseIgnoredFlags(flags, review) {
+    if (flags['older-than'] !== undefined)
+        throw new UsageError('--older-than is for sessions prune');
+    if (flags['backend-session'] !== undefined && flags.session === undefined)
+        throw new UsageError('--backend-session needs --session: the label to keep it under');
+    if (review && flags.session !== undefined)
+        throw new UsageError('a review (--review, --base, --verdict) takes no --session');
+}
 async function buildRequest(flags, signal) {
     const review = Boolean(flags.review || flags.base !== undefined || flags.verdict);
     // Usage first, so a bad value does not wait on stdin.
     if (flags.prompt === undefined && !review)
         throw new UsageError('missing --prompt');
+    refuseIgnoredFlags(flags, review);
     const timeout = timeoutSeconds(flags);
     const schema = await schemaOf(flags);
     const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND');
@@ -204,6 +253,8 @@ async function buildRequest(flags, signal) {
         session: flags.session,
         backendSession: flags['backend-session'],
         signal,
+        // A warning may carry a label, an id or a path from the store.
+        onWarning: (message) => void process.stderr.write(`${(0, printable_js_1.printableLines)(message)}\n`),
     };
     if (review && prompt === undefined)
         delete options.prompt;
@@ -217,9 +268,9 @@ function codedError(error) {
 function printError(error, json) {
     const coded = codedError(error);
     if (json)
-        process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`);
+        process.stdout.write(`${(0, printable_js_1.printableJson)({ ok: false, error: coded })}\n`);
     else
-        process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`);
+        process.stderr.write(`Error [${(0, printable_js_1.printable)(coded.code)}]: ${(0, printable_js_1.printableLines)(coded.message)}\n`);
 }
 /**
  * `--to a,b` (SPEC 15): asks every backend at once. Each answer goes to stdout under a header
@@ -232,14 +283,14 @@ async function relayToSeveral(library, request, json, stopSpinner) {
     stopSpinner();
     if (json) {
         const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }));
-        process.stdout.write(`${JSON.stringify(shown)}\n`);
+        process.stdout.write(`${(0, printable_js_1.printableJson)(shown)}\n`);
     }
     else {
         const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []));
         process.stdout.write(answers.join('\n'));
         for (const result of results) {
             if (!result.ok)
-                process.stderr.write(`Error [${result.error.code}] (${result.backend}): ${result.error.message}\n`);
+                process.stderr.write(`Error [${(0, printable_js_1.printable)(result.error.code)}] (${(0, printable_js_1.printable)(result.backend)}): ${(0, printable_js_1.printableLines)(result.error.message)}\n`);
         }
     }
     return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR;
@@ -362,12 +413,13 @@ async function runDoctor(flags, life) {
 async function runSessions(flags, args) {
     const [action, ...labels] = args;
     const json = Boolean(flags.json);
-    const print = (value, text) => void process.stdout.write(json ? `${JSON.stringify(value)}\n` : text);
+    // Labels and ids come from a file anyone with the account can edit: nothing of them goes raw to a terminal.
+    const print = (value, text) => void process.stdout.write(json ? `${(0, printable_js_1.printableJson)(value)}\n` : text);
     if (action === 'list' || action === undefined) {
         if (labels.length > 0)
             throw new UsageError(`unexpected argument: ${shown(labels[0])}`);
         const sessions = await api().listSessions();
-        const lines = sessions.map((s) => `${s.label}\t${s.backend}\t${s.repoPath}\t${s.lastUsedAt}${s.backendSessionId ? `\t${s.backendSessionId}` : ''}\n`);
+        const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : [])].map(printable_js_1.printable).join('\t')}\n`);
         print(sessions, lines.join('') || 'no sessions\n');
         return 0;
     }
@@ -375,7 +427,7 @@ async function runSessions(flags, args) {
         if (labels.length !== 1)
             throw new UsageError('sessions delete takes one label');
         const deleted = await api().deleteSession(labels[0]);
-        print({ deleted }, deleted ? `deleted ${labels[0]}\n` : `no session ${labels[0]}\n`);
+        print({ deleted }, deleted ? `deleted ${(0, printable_js_1.printable)(labels[0])}\n` : `no session ${(0, printable_js_1.printable)(labels[0])}\n`);
         return deleted ? 0 : EXIT_RELAY_ERROR;
     }
     if (action === 'prune') {
@@ -385,7 +437,7 @@ async function runSessions(flags, args) {
         if (days === undefined || !DECIMAL.test(days))
             throw new UsageError('sessions prune needs --older-than <days>, a number like 30 or 0.5');
         const removed = await api().pruneSessions(Number(days));
-        print({ removed }, removed.map((label) => `pruned ${label}\n`).join('') || 'nothing to prune\n');
+        print({ removed }, removed.map((label) => `pruned ${(0, printable_js_1.printable)(label)}\n`).join('') || 'nothing to prune\n');
         return 0;
     }
     throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`);

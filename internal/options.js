@@ -72,7 +72,14 @@ function schemaText(options) {
         return value;
     if (typeof value !== 'object')
         throw (0, errors_js_1.invalidArgType)('options.schema', 'of type string or object', value);
-    const text = JSON.stringify(value);
+    let text;
+    try {
+        text = JSON.stringify(value);
+    }
+    catch (cause) {
+        // A BigInt, a cycle, a throwing toJSON(): as unusable as a schema that stringifies to nothing.
+        throw Object.assign((0, errors_js_1.invalidArgType)('options.schema', 'JSON-serialisable', value), { cause });
+    }
     if (text === undefined)
         throw (0, errors_js_1.invalidArgType)('options.schema', 'JSON-serialisable', value);
     return text;
@@ -122,9 +129,11 @@ function nativeReviewOptions(input) {
 }
 function nativeRelayAllOptions(input) {
     const fields = objectArgument(input, 'options');
-    const backends = fields.backends;
-    if (!Array.isArray(backends) || backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
-        throw (0, errors_js_1.invalidArgType)('options.backends', 'a non-empty array of strings', backends);
+    const given = fields.backends;
+    // Array.from: a hole (`[, 'ok']`) is an undefined name, which every() would skip.
+    const backends = Array.isArray(given) ? Array.from(given) : [];
+    if (backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
+        throw (0, errors_js_1.invalidArgType)('options.backends', 'a non-empty array of strings', given);
     }
     // Options that mean something else here are refused rather than silently ignored.
     if (fields.backend !== undefined && fields.backend !== null)
@@ -133,7 +142,7 @@ function nativeRelayAllOptions(input) {
         throw (0, errors_js_1.invalidArgType)('options.onChunk', 'undefined for relayAll()', fields.onChunk);
     if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false)
         throw (0, errors_js_1.invalidArgType)('options.dryRun', 'false for relayAll()', fields.dryRun);
-    return { ...nativeRelayOptions(fields), backends: [...backends] };
+    return { ...nativeRelayOptions(fields), backends: backends };
 }
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 function gitHelperTimeout(input) {

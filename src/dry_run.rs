@@ -145,7 +145,7 @@ impl From<Plan> for Action {
             }
             Plan::Http { method, url, body } => Action::Http {
                 method: method.to_string(),
-                url,
+                url: redact_userinfo(&url),
                 body,
             },
             Plan::JsRun => Action::JsRun,
@@ -188,7 +188,23 @@ fn shown_value(name: &str, value: &str) -> String {
     if SECRET_NAME_PARTS.iter().any(|part| upper.contains(part)) {
         MASKED.to_string()
     } else {
-        value.to_string()
+        redact_userinfo(value)
+    }
+}
+
+/// A URL with the user and password before its host (`https://admin:secret@host`, as an
+/// `OLLAMA_HOST` may carry them) masked: `https://********@host`. Up to the last `@`, so a
+/// password holding `/` or `@` is masked whole; anything without `://` and `@` after it is
+/// returned as it is.
+pub fn redact_userinfo(text: &str) -> String {
+    let Some(scheme_end) = text.find("://").map(|at| at + 3) else {
+        return text.to_string();
+    };
+    // A host the parser wrapped in IPv6 brackets keeps its bracket.
+    let start = scheme_end + usize::from(text[scheme_end..].starts_with('['));
+    match text[start..].rfind('@') {
+        Some(at) => format!("{}{MASKED}{}", &text[..start], &text[start + at..]),
+        None => text.to_string(),
     }
 }
 
@@ -227,6 +243,37 @@ mod tests {
         );
         assert_eq!(changes.removed, ["CLAUDECODE"]);
         assert_eq!(env_changes(&caller, None), EnvChanges::default());
+    }
+
+    #[test]
+    fn masks_the_userinfo_of_a_url_and_keeps_the_rest() {
+        let cases = [
+            (
+                "https://admin:secret@example.com:8443/ollama/api/chat",
+                "https://********@example.com:8443/ollama/api/chat",
+            ),
+            // How an `OLLAMA_HOST` with a password and a port is read (as the Ollama CLI does).
+            (
+                "https://[admin:secret@example.com:8443]:443/api/chat",
+                "https://[********@example.com:8443]:443/api/chat",
+            ),
+            ("http://a:p/w@d@h:1/x", "http://********@h:1/x"),
+            (
+                "http://localhost:11434/api/chat",
+                "http://localhost:11434/api/chat",
+            ),
+            ("git@github.com:o/r", "git@github.com:o/r"),
+            ("plain", "plain"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(redact_userinfo(url), shown, "{url}");
+        }
+        let caller = env(&[]);
+        let child = env(&[("OLLAMA_HOST", "http://u:pw@h:1")]);
+        assert_eq!(
+            env_changes(&caller, Some(&child)).set,
+            [("OLLAMA_HOST".to_string(), "http://********@h:1".to_string())]
+        );
     }
 
     #[test]

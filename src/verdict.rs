@@ -9,6 +9,16 @@ use crate::schema::strip_json_fence;
 
 pub const SCHEMA_VERSION: u64 = 1;
 
+/// Largest verdict text read: a real review is a few kilobytes, and `parseVerdict` runs on the
+/// JS thread, so a hostile one is refused before it is parsed.
+pub const MAX_VERDICT_BYTES: usize = 1_048_576;
+
+/// Most findings read; past it the verdict is refused before any finding is checked.
+pub const MAX_FINDINGS: usize = 1_000;
+
+/// Most severities a contradiction message lists.
+const LISTED_SEVERITIES: usize = 20;
+
 /// The envelope's JSON Schema, strict enough for OpenAI's structured outputs (which codex's
 /// `--output-schema` uses): every object closed, every key required (`location` nullable).
 pub const SCHEMA: &str = r#"{"type":"object","additionalProperties":false,"required":["schema_version","verdict","summary","findings"],"properties":{"schema_version":{"type":"integer","enum":[1]},"verdict":{"type":"string","enum":["ship","iterate","abstain"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","title","rationale","location"],"properties":{"severity":{"type":"string","enum":["blocker","important","nit"]},"title":{"type":"string"},"rationale":{"type":"string"},"location":{"type":["string","null"]}}}}}}"#;
@@ -100,6 +110,12 @@ impl Verdict {
 /// Reads a verdict envelope (inside a ```` ```json ```` fence, or claude's `structured_output`
 /// wrapper, too) and checks it as upstream's `parseVerdict` does; the error says what is wrong.
 pub fn parse(text: &str) -> Result<Verdict, String> {
+    if text.len() > MAX_VERDICT_BYTES {
+        return Err(format!(
+            "verdict response is too large ({} bytes; max {MAX_VERDICT_BYTES} bytes)",
+            text.len()
+        ));
+    }
     let parsed: Value = serde_json::from_str(strip_json_fence(text))
         .map_err(|e| format!("verdict response is not valid JSON: {e}"))?;
     let Value::Object(outer) = parsed else {
@@ -117,6 +133,12 @@ pub fn parse(text: &str) -> Result<Verdict, String> {
     let Some(Value::Array(items)) = object.get("findings") else {
         return Err("verdict findings must be an array".into());
     };
+    if items.len() > MAX_FINDINGS {
+        return Err(format!(
+            "verdict has {} findings; at most {MAX_FINDINGS} are read",
+            items.len()
+        ));
+    }
     let findings = items
         .iter()
         .enumerate()
@@ -134,11 +156,10 @@ pub fn parse(text: &str) -> Result<Verdict, String> {
         }
     };
     let verdict = derive(&findings, claimed).ok_or_else(|| {
-        let severities: Vec<&str> = findings.iter().map(|f| severity_name(f.severity)).collect();
         format!(
             "verdict \"{}\" contradicts findings; severities=[{}]",
             kind_name(claimed),
-            severities.join(", ")
+            listed_severities(&findings)
         )
     })?;
     Ok(Verdict {
@@ -162,6 +183,22 @@ pub fn derive(findings: &[Finding], claimed: Kind) -> Option<Kind> {
         (false, Kind::Iterate) => None,
         (false, Kind::Ship) => Some(Kind::Ship),
     }
+}
+
+/// The findings' severities, the first [`LISTED_SEVERITIES`] of them and a count of the rest.
+fn listed_severities(findings: &[Finding]) -> String {
+    let mut listed: Vec<String> = findings
+        .iter()
+        .take(LISTED_SEVERITIES)
+        .map(|f| severity_name(f.severity).to_string())
+        .collect();
+    if findings.len() > LISTED_SEVERITIES {
+        listed.push(format!(
+            "\u{2026} {} more",
+            findings.len() - LISTED_SEVERITIES
+        ));
+    }
+    listed.join(", ")
 }
 
 fn unwrap_structured_output(object: &Map<String, Value>) -> &Map<String, Value> {
@@ -292,6 +329,49 @@ mod tests {
         assert_eq!(verdict.to_json(), envelope("ship", &[]));
         let wrapped = format!(r#"{{"structured_output":{}}}"#, envelope("abstain", &[]));
         assert_eq!(parse(&wrapped).map(|v| v.verdict), Ok(Kind::Abstain));
+    }
+
+    #[test]
+    fn a_hostile_verdict_is_refused_early_with_a_short_message() {
+        let many = envelope("ship", &vec!["nit"; MAX_FINDINGS + 1]);
+        assert_eq!(
+            parse(&many),
+            Err(format!(
+                "verdict has {} findings; at most {MAX_FINDINGS} are read",
+                MAX_FINDINGS + 1
+            ))
+        );
+        let huge = envelope("ship", &vec!["nit"; 300_000]);
+        assert_eq!(
+            parse(&huge),
+            Err(format!(
+                "verdict response is too large ({} bytes; max {MAX_VERDICT_BYTES} bytes)",
+                huge.len()
+            ))
+        );
+        let padded = format!("{}{}", envelope("ship", &[]), " ".repeat(MAX_VERDICT_BYTES));
+        assert!(parse(&padded).is_err_and(|e| e.starts_with("verdict response is too large")));
+    }
+
+    #[test]
+    fn a_contradiction_lists_twenty_severities_at_most() {
+        let mut severities = vec!["blocker"];
+        severities.extend(vec!["nit"; MAX_FINDINGS - 1]);
+        let listed = format!("blocker{}", ", nit".repeat(19));
+        assert_eq!(
+            parse(&envelope("ship", &severities)),
+            Err(format!(
+                "verdict \"ship\" contradicts findings; severities=[{listed}, \u{2026} 980 more]"
+            ))
+        );
+        let twenty = vec!["important"; 20];
+        assert_eq!(
+            parse(&envelope("abstain", &twenty)),
+            Err(format!(
+                "verdict \"abstain\" contradicts findings; severities=[{}]",
+                twenty.join(", ")
+            ))
+        );
     }
 
     #[test]

@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import { RelayError } from '../internal/errors.js'
+import { MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
+import { printable, printableJson, printableLines } from './printable.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
 
@@ -110,7 +113,11 @@ function timeoutSeconds(flags: Flags): number | undefined {
   return Number(value)
 }
 
-/** All of stdin, or a rejection with the signal's reason as soon as it aborts. */
+/**
+ * All of stdin, or a rejection with the signal's reason as soon as it aborts. Past the prompt
+ * limit, reading stops (ERR_TOO_LARGE): a relay would refuse the prompt anyway, and an endless
+ * producer must not fill memory first.
+ */
 function readStdin(signal: AbortSignal): Promise<string> {
   if (signal.aborted) return Promise.reject(signal.reason)
   const stdin = process.stdin
@@ -118,7 +125,14 @@ function readStdin(signal: AbortSignal): Promise<string> {
   if (stdin.isTTY) process.stderr.write('phone-a-friend: reading the prompt from stdin (end it with Ctrl-D, cancel with Ctrl-C)\n')
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
-    const onData = (chunk: Buffer): void => void chunks.push(chunk)
+    let bytes = 0
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk)
+      bytes += chunk.length
+      if (bytes <= MAX_PROMPT_BYTES) return
+      stop()
+      reject(new RelayError(`Prompt on stdin is too large (more than ${MAX_PROMPT_BYTES} bytes; max ${MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE'))
+    }
     const onEnd = (): void => {
       settle()
       resolve(Buffer.concat(chunks).toString('utf8'))
@@ -128,13 +142,16 @@ function readStdin(signal: AbortSignal): Promise<string> {
       reject(error)
     }
     const onAbort = (): void => {
-      settle()
-      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
+      stop()
       reject(signal.reason)
     }
     const settle = (): void => {
       stdin.off('data', onData).off('end', onEnd).off('error', onError)
       signal.removeEventListener('abort', onAbort)
+    }
+    const stop = (): void => {
+      settle()
+      stdin.destroy() // nothing more is read, and an open pipe no longer holds the process
     }
     stdin.on('data', onData).on('end', onEnd).on('error', onError)
     signal.addEventListener('abort', onAbort)
@@ -168,26 +185,53 @@ async function schemaOf(flags: Flags): Promise<string | undefined> {
   if (flags.verdict) throw new UsageError('--verdict has its own schema: do not combine it with --schema')
   const inline = value.trim()
   if (inline.startsWith('{') || inline === 'true' || inline === 'false') return inline
-  const { open } = await import('node:fs/promises')
   try {
-    const file = await open(value, 'r')
-    try {
-      const { size } = await file.stat()
-      if (size > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${value} is too large (${size} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`)
-      return await file.readFile('utf8')
-    } finally {
-      await file.close()
-    }
+    return await readSchemaFile(value)
   } catch (error) {
     if (error instanceof UsageError) throw error
     throw new UsageError(`--schema ${shown(value)}: neither JSON nor a readable file (${(error as Error).message})`)
   }
 }
 
+/**
+ * A schema file's text, at most MAX_SCHEMA_FILE_BYTES of it. Only a regular file is opened: opening
+ * a FIFO waits for a writer in a libuv thread that no signal can free, and a device's size says
+ * nothing of what it yields. O_NONBLOCK and a second look at the opened file cover a path swapped
+ * in between.
+ */
+async function readSchemaFile(path: string): Promise<string> {
+  const { constants, promises: fs } = await import('node:fs')
+  const notRegular = (): UsageError => new UsageError(`--schema ${shown(path)}: not a regular file`)
+  if (!(await fs.stat(path)).isFile()) throw notRegular()
+  const file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    if (!(await file.stat()).isFile()) throw notRegular()
+    const buffer = Buffer.alloc(MAX_SCHEMA_FILE_BYTES + 1)
+    let length = 0
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, null)
+      if (bytesRead === 0) break
+      length += bytesRead
+      if (length > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${path} is too large (more than ${MAX_SCHEMA_FILE_BYTES} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`)
+    }
+    return buffer.toString('utf8', 0, length)
+  } finally {
+    await file.close()
+  }
+}
+
+/** Flags a relay or review would not use: refused rather than dropped without a word. */
+function refuseIgnoredFlags(flags: Flags, review: boolean): void {
+  if (flags['older-than'] !== undefined) throw new UsageError('--older-than is for sessions prune')
+  if (flags['backend-session'] !== undefined && flags.session === undefined) throw new UsageError('--backend-session needs --session: the label to keep it under')
+  if (review && flags.session !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --session')
+}
+
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
   const review = Boolean(flags.review || flags.base !== undefined || flags.verdict)
   // Usage first, so a bad value does not wait on stdin.
   if (flags.prompt === undefined && !review) throw new UsageError('missing --prompt')
+  refuseIgnoredFlags(flags, review)
   const timeout = timeoutSeconds(flags)
   const schema = await schemaOf(flags)
   const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
@@ -209,6 +253,8 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     session: flags.session,
     backendSession: flags['backend-session'],
     signal,
+    // A warning may carry a label, an id or a path from the store.
+    onWarning: (message) => void process.stderr.write(`${printableLines(message)}\n`),
   }
   if (review && prompt === undefined) delete (options as Partial<RelayOptions>).prompt
   return { review, options, backends }
@@ -222,8 +268,8 @@ function codedError(error: unknown): { code: string; message: string } {
 
 function printError(error: unknown, json: boolean): void {
   const coded = codedError(error)
-  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: coded })}\n`)
-  else process.stderr.write(`Error [${coded.code}]: ${coded.message}\n`)
+  if (json) process.stdout.write(`${printableJson({ ok: false, error: coded })}\n`)
+  else process.stderr.write(`Error [${printable(coded.code)}]: ${printableLines(coded.message)}\n`)
 }
 
 /**
@@ -237,12 +283,12 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
   stopSpinner()
   if (json) {
     const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }))
-    process.stdout.write(`${JSON.stringify(shown)}\n`)
+    process.stdout.write(`${printableJson(shown)}\n`)
   } else {
     const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []))
     process.stdout.write(answers.join('\n'))
     for (const result of results) {
-      if (!result.ok) process.stderr.write(`Error [${result.error.code}] (${result.backend}): ${result.error.message}\n`)
+      if (!result.ok) process.stderr.write(`Error [${printable(result.error.code)}] (${printable(result.backend)}): ${printableLines(result.error.message)}\n`)
     }
   }
   return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR
@@ -361,18 +407,19 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
 async function runSessions(flags: Flags, args: string[]): Promise<number> {
   const [action, ...labels] = args
   const json = Boolean(flags.json)
-  const print = (value: unknown, text: string): void => void process.stdout.write(json ? `${JSON.stringify(value)}\n` : text)
+  // Labels and ids come from a file anyone with the account can edit: nothing of them goes raw to a terminal.
+  const print = (value: unknown, text: string): void => void process.stdout.write(json ? `${printableJson(value)}\n` : text)
   if (action === 'list' || action === undefined) {
     if (labels.length > 0) throw new UsageError(`unexpected argument: ${shown(labels[0])}`)
     const sessions = await api().listSessions()
-    const lines = sessions.map((s) => `${s.label}\t${s.backend}\t${s.repoPath}\t${s.lastUsedAt}${s.backendSessionId ? `\t${s.backendSessionId}` : ''}\n`)
+    const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : [])].map(printable).join('\t')}\n`)
     print(sessions, lines.join('') || 'no sessions\n')
     return 0
   }
   if (action === 'delete') {
     if (labels.length !== 1) throw new UsageError('sessions delete takes one label')
     const deleted = await api().deleteSession(labels[0])
-    print({ deleted }, deleted ? `deleted ${labels[0]}\n` : `no session ${labels[0]}\n`)
+    print({ deleted }, deleted ? `deleted ${printable(labels[0])}\n` : `no session ${printable(labels[0])}\n`)
     return deleted ? 0 : EXIT_RELAY_ERROR
   }
   if (action === 'prune') {
@@ -380,7 +427,7 @@ async function runSessions(flags: Flags, args: string[]): Promise<number> {
     const days = flags['older-than']
     if (days === undefined || !DECIMAL.test(days)) throw new UsageError('sessions prune needs --older-than <days>, a number like 30 or 0.5')
     const removed = await api().pruneSessions(Number(days))
-    print({ removed }, removed.map((label) => `pruned ${label}\n`).join('') || 'nothing to prune\n')
+    print({ removed }, removed.map((label) => `pruned ${printable(label)}\n`).join('') || 'nothing to prune\n')
     return 0
   }
   throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`)

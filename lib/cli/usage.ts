@@ -23,7 +23,7 @@ const RELAY_OPTIONS = `Relay options:
       --session <label>    Continue the conversation of this label (or start it): see
                            \`phone-a-friend sessions\`
       --backend-session <id>
-                           Attach to the backend's own session id
+                           Attach to the backend's own session id, kept under --session's label
       --schema <file|json> A JSON Schema the answer must match (inline JSON, or a file); the
                            answer is its JSON text, checked (ERR_SCHEMA otherwise); not streamed
       --verdict            Review with a verdict: upstream's JSON envelope (ship, iterate,

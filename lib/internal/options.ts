@@ -193,7 +193,13 @@ function schemaText(options: Fields): string | undefined {
   if (value === undefined || value === null) return undefined
   if (typeof value === 'string') return value
   if (typeof value !== 'object') throw invalidArgType('options.schema', 'of type string or object', value)
-  const text = JSON.stringify(value) as string | undefined
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value) as string | undefined
+  } catch (cause) {
+    // A BigInt, a cycle, a throwing toJSON(): as unusable as a schema that stringifies to nothing.
+    throw Object.assign(invalidArgType('options.schema', 'JSON-serialisable', value), { cause })
+  }
   if (text === undefined) throw invalidArgType('options.schema', 'JSON-serialisable', value)
   return text
 }
@@ -256,15 +262,17 @@ export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk
 
 export function nativeRelayAllOptions(input: unknown): Parsed<NativeRelayOptions> & { backends: string[] } {
   const fields = objectArgument(input, 'options')
-  const backends = fields.backends
-  if (!Array.isArray(backends) || backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
-    throw invalidArgType('options.backends', 'a non-empty array of strings', backends)
+  const given = fields.backends
+  // Array.from: a hole (`[, 'ok']`) is an undefined name, which every() would skip.
+  const backends = Array.isArray(given) ? Array.from(given as unknown[]) : []
+  if (backends.length === 0 || !backends.every((name) => typeof name === 'string')) {
+    throw invalidArgType('options.backends', 'a non-empty array of strings', given)
   }
   // Options that mean something else here are refused rather than silently ignored.
   if (fields.backend !== undefined && fields.backend !== null) throw invalidArgType('options.backend', 'undefined for relayAll() (name them in backends)', fields.backend)
   if (fields.onChunk !== undefined && fields.onChunk !== null) throw invalidArgType('options.onChunk', 'undefined for relayAll()', fields.onChunk)
   if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false) throw invalidArgType('options.dryRun', 'false for relayAll()', fields.dryRun)
-  return { ...nativeRelayOptions(fields), backends: [...(backends as string[])] }
+  return { ...nativeRelayOptions(fields), backends: backends as string[] }
 }
 
 /** Options of the synchronous git helpers. */
