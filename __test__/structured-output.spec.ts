@@ -223,7 +223,7 @@ describe('verdicts', () => {
       throw new Error('parseVerdict accepted it')
     }
     const flood = verdictOf('ship', Array<string>(300_000).fill('blocker'))
-    expect(refusal(flood)).toMatchObject({ name: 'RelayError', code: 'ERR_SCHEMA', message: `verdict response is too large (${Buffer.byteLength(flood)} bytes; max 1048576 bytes)` })
+    expect(refusal(flood)).toMatchObject({ name: 'RelayError', code: 'ERR_SCHEMA', message: `verdict response is too large (${Buffer.byteLength(flood)} bytes; max 8388608 bytes)` })
     expect(refusal(verdictOf('ship', Array<string>(1_001).fill('nit')))).toMatchObject({ code: 'ERR_SCHEMA', message: 'verdict has 1001 findings; at most 1000 are read' })
     // A contradiction lists 20 severities at most.
     const contradiction = refusal(verdictOf('ship', Array<string>(1_000).fill('blocker')))

@@ -9,9 +9,9 @@ use crate::schema::strip_json_fence;
 
 pub const SCHEMA_VERSION: u64 = 1;
 
-/// Largest verdict text read: a real review is a few kilobytes, and `parseVerdict` runs on the
-/// JS thread, so a hostile one is refused before it is parsed.
-pub const MAX_VERDICT_BYTES: usize = 1_048_576;
+/// Largest verdict text read: the largest answer a backend may give, so no real review is
+/// refused for its size, while `parseVerdict` (on the JS thread) refuses a larger one unparsed.
+pub const MAX_VERDICT_BYTES: usize = crate::limits::MAX_OUTPUT_BYTES;
 
 /// Most findings read; past it the verdict is refused before any finding is checked.
 pub const MAX_FINDINGS: usize = 1_000;
