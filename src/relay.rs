@@ -426,9 +426,11 @@ pub async fn relay(
     let prompt = session.as_ref().map(|_| request.prompt.clone());
     let answer = checked(
         run_backend(backend, request, &deadline).await?,
-        schema.as_deref(),
+        schema.as_ref(),
         false,
-    )?;
+        &deadline,
+    )
+    .await?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
         // The answer is the caller's now: the save has a bound of its own, not the call's
         // deadline, and its failure is a warning.
@@ -508,7 +510,7 @@ pub async fn review_relay(
     let deadline = request.deadline.clone();
     let schema = request.schema.clone();
     let answer = run_backend(backend, request, &deadline).await?;
-    checked(answer, schema.as_deref(), verdict)
+    checked(answer, schema.as_ref(), verdict, &deadline).await
 }
 
 /// Whether the backend may review natively: a schema (or a verdict) goes in the prompt, which
@@ -529,16 +531,35 @@ fn native_review(
 }
 
 /// A schema-checked answer is its JSON text; a verdict is also checked against its findings
-/// (and written back compact, as upstream does).
-pub(crate) fn checked(
+/// (and written back compact, as upstream does). The check runs where the call's deadline and
+/// abort stop waiting for it: a schema's patterns over a large answer can take long.
+pub(crate) async fn checked(
     answer: String,
-    schema: Option<&Schema>,
+    schema: Option<&Arc<Schema>>,
     verdict: bool,
+    deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
     let Some(schema) = schema else {
         return Ok(answer);
     };
-    let json = schema.check(&answer)?;
+    let schema = Arc::clone(schema);
+    match deadline
+        .bound_on_thread("paf-schema-check", move || {
+            checked_now(&answer, &schema, verdict)
+        })
+        .await
+    {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(e)) => Err(RelayError::Schema(format!(
+            "Could not check the answer against the schema: {e}"
+        ))
+        .into()),
+        Err(stop) => Err(deadline.failure(stop, "checking the answer against the schema")),
+    }
+}
+
+fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, RelayFailure> {
+    let json = schema.check(answer)?;
     if !verdict {
         return Ok(json);
     }
