@@ -21,7 +21,7 @@ use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::envelope::{build_envelope, check_prompt_size};
-use crate::errors::{RelayError, RelayFailure};
+use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
 use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
@@ -491,6 +491,17 @@ pub async fn review_relay(
         match result {
             Err(BackendFailure::Thrown(thrown)) if thrown.is_relay_error => {
                 return Err(RelayFailure::Thrown(thrown));
+            }
+            // The call's time is over: nothing is left for a fallback.
+            timed_out @ Err(BackendFailure::Reported {
+                kind: BackendFailureKind::Timeout,
+                ..
+            }) => {
+                return streamed(
+                    settle(backend.name(), timed_out, &call.cancel),
+                    &call.chunks,
+                )
+                .await
             }
             Err(BackendFailure::Reported { message, .. })
             | Err(BackendFailure::Thrown(crate::errors::ThrownValue { message, .. }))
