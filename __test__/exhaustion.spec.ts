@@ -1,6 +1,7 @@
-// Out of file descriptors (EMFILE): every relay settles with an answer or a coded error that
-// names the OS error, never ERR_BACKEND_NO_OUTPUT or ERR_INTERNAL, and nothing is left behind:
-// no temp folder, no process.
+// Out of file descriptors (EMFILE): a burst of relays larger than the limit becomes a queue,
+// every relay answering; one whose time runs out first settles with a coded error that names
+// the OS error (or the timeout), never ERR_BACKEND_NO_OUTPUT or ERR_INTERNAL; nothing is left
+// behind: no temp folder, no process.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +11,7 @@ import { processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 import { relaysInAChild } from './support/many-relays.js'
 
-const RELAYS = 128
+const RELAYS = 256
 const FD_LIMIT = 128
 
 let fake: FakeClis
@@ -30,7 +31,7 @@ afterAll(() => {
 })
 
 describe(`${RELAYS} relays at once under ulimit -n ${FD_LIMIT}`, () => {
-  it('each answers or fails with a coded error naming the OS error; nothing is left behind', () => {
+  it('every one answers: spawns and files wait for descriptors to free up; nothing is left behind', () => {
     const mark = `emfile-${process.pid}-${Date.now()}`
     const results = relaysInAChild(
       ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
@@ -39,15 +40,25 @@ describe(`${RELAYS} relays at once under ulimit -n ${FD_LIMIT}`, () => {
       { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
     )
     expect(results).toHaveLength(RELAYS)
-    const answered = results.filter((r) => r.ok)
-    const failed = results.filter((r) => !r.ok)
-    expect(answered.every((r) => r.answer === 'slow answer')).toBe(true)
-    // The limit must really have been reached, and not every relay may fail.
-    expect(failed.length).toBeGreaterThan(0)
-    expect(answered.length).toBeGreaterThan(0)
-    for (const failure of failed) {
-      expect(failure.code).toBe('ERR_BACKEND_FAILED')
-      expect(failure.message).toMatch(/Too many open files \(os error 24\)/)
+    expect(results.filter((r) => !r.ok)).toEqual([])
+    expect(results.every((r) => r.answer === 'slow answer')).toBe(true)
+    expect(readdirSync(relayTmp)).toEqual([])
+    expect(processesWithEnv(mark)).toEqual([])
+  })
+
+  it('with too little time to wait, each answers or fails with a coded error: the OS words or the timeout', () => {
+    const mark = `emfile-${process.pid}-${Date.now()}`
+    const results = relaysInAChild(
+      ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
+      RELAYS,
+      { timeoutSeconds: 1 },
+      { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
+    )
+    expect(results).toHaveLength(RELAYS)
+    for (const result of results) {
+      if (result.ok) expect(result.answer).toBe('slow answer')
+      else if (result.code === 'ERR_BACKEND_TIMEOUT') expect(result.message).toBe('codex exec timed out after 1s')
+      else expect(result).toMatchObject({ code: 'ERR_BACKEND_FAILED', message: expect.stringMatching(/Too many open files \(os error 24\)/) })
     }
     expect(readdirSync(relayTmp)).toEqual([])
     expect(processesWithEnv(mark)).toEqual([])

@@ -333,7 +333,8 @@ describe('timeouts', () => {
     [1e-7, '1e-7'],
     [Number.MIN_VALUE, '5e-324'],
   ])('timeoutSeconds %s is accepted: it reaches a relay’s backend unchanged, a review’s git times out', async (timeoutSeconds, printed) => {
-    await expectAnswer(callRelay({ prompt: 'p', repoPath: repo.path, backend: 'mock', timeoutSeconds }), 'mock answer')
+    // Its answer comes after the deadline: too late, whatever it says.
+    await expectRelayError(callRelay({ prompt: 'p', repoPath: repo.path, backend: 'mock', timeoutSeconds }), 'ERR_BACKEND_TIMEOUT', `mock timed out after ${printed}s`, 'mock')
     await expectRelayError(
       callReview({ repoPath: repo.path, backend: 'mock', base: 'HEAD', timeoutSeconds }),
       'ERR_TIMEOUT',

@@ -13,6 +13,8 @@ import {
   _resetRegistry,
   registerBackend,
   relay,
+  relayAll,
+  relayStream,
   reviewRelay,
   type BackendRunOptions,
 } from '@phone-a-friend/relay'
@@ -120,6 +122,86 @@ describe('1. a JS backend is told through its signal when the relay gives up on 
     await new Promise((done) => setTimeout(done, 500))
     controller.abort()
     for (const signal of signals) expect(signal.aborted).toBe(false)
+  })
+})
+
+describe('1b. an answer that comes once the timeout has passed is ERR_BACKEND_TIMEOUT, whatever it says', () => {
+  /** run(), runStream() and review() resolve with 'aborted' as soon as their signal aborts. */
+  function answersWhenAborted(name: string): string[] {
+    const events: string[] = []
+    const wait = ({ signal }: { signal: AbortSignal }): Promise<string> =>
+      new Promise((resolve) => signal.addEventListener('abort', () => {
+        events.push('aborted')
+        resolve('aborted')
+      }, { once: true }))
+    registerBackend({
+      name,
+      allowedSandboxes: ['read-only'],
+      run: wait,
+      review: wait,
+      async *runStream(options) {
+        yield 'partial '
+        yield await wait(options)
+      },
+    })
+    return events
+  }
+
+  const timedOut = { name: 'RelayError', code: 'ERR_BACKEND_TIMEOUT', message: 'late timed out after 0.3s', backend: 'late' }
+
+  it('relay(), on the JS thread and through the runtime', async () => {
+    const events = answersWhenAborted('late')
+    for (const extra of [{}, { includeDiff: true }]) {
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'late', timeoutSeconds: 0.3, ...extra })).rejects.toMatchObject(timedOut)
+    }
+    expect(events).toEqual(['aborted', 'aborted'])
+  })
+
+  it('reviewRelay(), natively and through the generic path', async () => {
+    const events = answersWhenAborted('late')
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'late', base: 'HEAD', timeoutSeconds: 0.3 })).rejects.toMatchObject(timedOut)
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'late', base: 'HEAD', timeoutSeconds: 0.3, schema: { type: 'string' } })).rejects.toMatchObject(timedOut)
+    expect(events).toEqual(['aborted', 'aborted'])
+  })
+
+  it('relayStream() and relay({ onChunk })', async () => {
+    const events = answersWhenAborted('late')
+    const chunks: string[] = []
+    const stream = relayStream({ prompt: 'p', repoPath: repo.path, backend: 'late', timeoutSeconds: 0.3 })
+    await expect((async () => {
+      for await (const chunk of stream) chunks.push(chunk)
+    })()).rejects.toMatchObject(timedOut)
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'late', timeoutSeconds: 0.3, onChunk: (chunk) => chunks.push(chunk) })).rejects.toMatchObject(timedOut)
+    expect(events).toEqual(['aborted', 'aborted'])
+    expect(chunks).toEqual(['partial ', 'partial '])
+  })
+
+  it('relayAll()', async () => {
+    const events = answersWhenAborted('late')
+    const results = await relayAll({ prompt: 'p', repoPath: repo.path, backends: ['late', 'late'], timeoutSeconds: 0.3 })
+    expect(results).toHaveLength(2)
+    for (const result of results) {
+      expect(result.ok).toBe(false)
+      if (!result.ok) expect(result.error).toMatchObject(timedOut)
+    }
+    expect(events).toEqual(['aborted', 'aborted'])
+  })
+
+  it('an answer of a backend that kept the thread busy past its time, on both paths', async () => {
+    registerBackend({
+      name: 'late',
+      allowedSandboxes: ['read-only'],
+      run: () => {
+        const until = performance.now() + 500
+        while (performance.now() < until) {
+          // Busy: no timer can fire before this returns.
+        }
+        return Promise.resolve('done, but late')
+      },
+    })
+    for (const extra of [{}, { includeDiff: true }]) {
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'late', timeoutSeconds: 0.3, ...extra })).rejects.toMatchObject(timedOut)
+    }
   })
 })
 

@@ -177,6 +177,27 @@ describe('the server process', () => {
     console.info(`mcp: initialize answered ${startup.toFixed(0)} ms after spawn; exit ${(performance.now() - closed).toFixed(0)} ms after stdin closed`)
   })
 
+  it('a line that is not JSON gets -32700, one too long -32600 (id null), and the next lines are served', async () => {
+    const server = start('answer')
+    server.send(initialize)
+    await expect.poll(() => server.lines().length, { timeout: 5000 }).toBe(1)
+    server.child.stdin.write('this is not json\n')
+    await expect.poll(() => server.lines().length, { timeout: 5000 }).toBe(2)
+    expect(server.lines()[1]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: expected ident at line 1 column 2' } })
+    // Over the server's limit (8 MiB), under rmcp's (16 MiB), and over both.
+    for (const [id, size] of [[3, 10 * 2 ** 20], [4, 20 * 2 ** 20]]) {
+      const before = server.lines().length
+      server.send({ jsonrpc: '2.0', id, method: 'ping', params: { pad: 'x'.repeat(size) } })
+      await expect.poll(() => server.lines().length, { timeout: 10_000 }).toBe(before + 1)
+      expect(server.lines()[before]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a message must be at most 8388608 bytes, on one line' } })
+    }
+    server.send({ jsonrpc: '2.0', id: 5, method: 'ping' })
+    await expect.poll(() => server.lines().at(-1), { timeout: 5000 }).toEqual({ jsonrpc: '2.0', id: 5, result: {} })
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+    expect(server.stderr()).toBe('')
+  })
+
   it('stdin closing mid-relay stops the backend and the server exits, leaving no process', async () => {
     const server = start('hang-with-grandchild')
     server.send(initialize)

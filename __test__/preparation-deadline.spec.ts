@@ -1,7 +1,8 @@
 // One deadline per call bounds preparation too: the context file's reads and every git run end
 // at `timeoutSeconds` (ERR_TIMEOUT) or at the caller's abort, leaving no reader and no git behind;
 // the synchronous git helpers are bounded as well; a repository's own config runs no program;
-// git that cannot start for want of file descriptors is an error, not "no diff".
+// git that cannot start for want of file descriptors waits for them within the call's time, then is
+// an error, not "no diff".
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -352,7 +353,7 @@ describe('a submodule’s own config runs no program', () => {
 })
 
 describe('git that cannot start for want of file descriptors', () => {
-  it('is ERR_GIT_DIFF naming the OS error, not "no diff"', () => {
+  it('waits for descriptors within the call\'s time, then is ERR_GIT_DIFF naming the OS error, not "no diff"', () => {
     const dir = tempDir('paf-emfile-')
     const repo = repoWithCommit().write('a.txt', 'two\n')
     const script = join(dir, 'emfile.cjs')
@@ -369,14 +370,15 @@ const options = { prompt: 'p', repoPath: process.env.PAF_REPO, backend: 'mock' }
   try {
     for (;;) held.push(openSync('/dev/null', 'r'))
   } catch {}
-  let outcome
-  try {
-    outcome = { answer: await relay.relay({ ...options, includeDiff: true }) }
-  } catch (error) {
-    outcome = { code: error.code, message: error.message }
-  }
+  const outcomes = []
+  const settle = (pending) => pending.then((answer) => ({ answer }), (error) => ({ code: error.code, message: error.message }))
+  // None frees up within the call's time: the OS's words.
+  outcomes.push(await settle(relay.relay({ ...options, includeDiff: true, timeoutSeconds: 1 })))
+  // Some free up while git waits for them: it runs.
+  setTimeout(() => held.splice(0, 16).forEach((fd) => closeSync(fd)), 300)
+  outcomes.push(await settle(relay.relay({ ...options, includeDiff: true, timeoutSeconds: 20 })))
   for (const fd of held) closeSync(fd)
-  process.stdout.write(JSON.stringify(outcome))
+  process.stdout.write(JSON.stringify(outcomes))
 })()
 `,
     )
@@ -386,9 +388,9 @@ const options = { prompt: 'p', repoPath: process.env.PAF_REPO, backend: 'mock' }
       timeout: 30_000,
     })
     expect(result.stderr).toBe('')
-    expect(JSON.parse(result.stdout)).toEqual({
-      code: 'ERR_GIT_DIFF',
-      message: 'Failed to collect git diff against HEAD: could not run git: Too many open files (os error 24)',
-    })
+    expect(JSON.parse(result.stdout)).toEqual([
+      { code: 'ERR_GIT_DIFF', message: 'Failed to collect git diff against HEAD: could not run git: Too many open files (os error 24)' },
+      { answer: 'mock answer' },
+    ])
   })
 })

@@ -107,6 +107,49 @@ describe('a schema', () => {
   })
 })
 
+describe('a hostile schema', () => {
+  it('larger than a prompt can hold is refused by its size, before it is parsed or compiled', async () => {
+    const calls = scripted('{}')
+    const huge = { type: 'object', description: 'd'.repeat(12_000_000) }
+    const started = performance.now()
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'scripted', schema: huge, timeoutSeconds: 0.5 })).rejects.toMatchObject({
+      code: 'ERR_TOO_LARGE',
+      message: `JSON Schema is too large (${JSON.stringify(huge).length} bytes; max 500000 bytes)`,
+    })
+    await expect(relayAll({ prompt: 'p', repoPath: repo.path, backends: ['scripted'], schema: huge })).rejects.toMatchObject({ code: 'ERR_TOO_LARGE' })
+    await expect(reviewRelay({ repoPath: repo.path, backend: 'scripted', base: 'HEAD', schema: huge })).rejects.toMatchObject({ code: 'ERR_TOO_LARGE' })
+    // Generous: compiling it took seconds.
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect(calls).toHaveLength(0)
+  })
+
+  it('with a pattern that backtracks is refused before the backend runs', async () => {
+    // Over an answer of 100 such keys a backtracking engine takes seconds to hours.
+    const keys = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`${'a'.repeat(30)}${i}!`, i]))
+    const calls = scripted(JSON.stringify(keys))
+    for (const schema of [
+      { type: 'object', patternProperties: { '^(a|a)*(?!.)b': {} } },
+      { type: 'object', propertyNames: { pattern: '^(a|a)*(?!.)b' } },
+      { type: 'object', patternProperties: { '(a)\\1': {} } },
+    ]) {
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'scripted', schema, timeoutSeconds: 0.5 })).rejects.toMatchObject({
+        code: 'ERR_SCHEMA',
+        message: expect.stringMatching(/is not a "regex" \(patterns must match in linear time: no lookaround or backreferences/),
+      })
+    }
+    expect(calls).toHaveLength(0)
+  })
+
+  it('with a pattern a backtracking engine would take hours over: matched in linear time, within the timeout', async () => {
+    const keys = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a'.repeat(40)}${i}`, i]))
+    scripted(JSON.stringify(keys), JSON.stringify({ ...keys, aaab: 'x' }))
+    const schema = { type: 'object', patternProperties: { '^(a|a)*$': {}, '^(a+)+b$': { type: 'integer' } }, propertyNames: { pattern: '^(\\w+\\s?)+$' } }
+    const call = () => relay({ prompt: 'p', repoPath: repo.path, backend: 'scripted', schema, timeoutSeconds: 5 })
+    await expect(call()).resolves.toBe(JSON.stringify(keys))
+    await expect(call()).rejects.toMatchObject({ code: 'ERR_SCHEMA', message: 'Answer does not match the schema at /aaab: "x" is not of type "integer"' })
+  })
+})
+
 describe('Ollama', () => {
   let stub: OllamaStub
 

@@ -103,12 +103,17 @@ function invalidOutput(name, method, output) {
     }
     return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` };
 }
-/** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
-async function streamed(chunks, invocation) {
+/**
+ * Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined.
+ * Once the relay has given up on the call (`signal`), its text is nobody's: the iterator is stopped.
+ */
+async function streamed(chunks, invocation, signal) {
     const parts = [];
     for await (const chunk of chunks) {
         if (typeof chunk !== 'string')
             return chunk; // reported as an invalid answer
+        if (signal.aborted)
+            break;
         parts.push(chunk);
         await native_js_1.binding.pushChunk(invocation, chunk);
     }
@@ -116,6 +121,7 @@ async function streamed(chunks, invocation) {
 }
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend, name, call) {
+    const startedAt = performance.now();
     const record = (0, calls_js_1.callRecord)(call.callTag);
     // Opened before the first await: the native side aborts it only once this function has returned.
     const signal = (0, invocations_js_1.openInvocation)(call.invocation, name, record?.signal);
@@ -127,10 +133,10 @@ async function invoke(backend, name, call) {
             if (call.method !== 'run')
                 return backend.review?.(options);
             if (call.stream && typeof backend.runStream === 'function')
-                return streamed(backend.runStream(options), call.invocation);
+                return streamed(backend.runStream(options), call.invocation, signal);
             return backend.run(options);
         });
-        const output = await (0, invocations_js_1.withinTime)(call, record?.signal, Promise.resolve(running));
+        const output = await (0, invocations_js_1.withinTime)(call, startedAt, record?.signal, Promise.resolve(running));
         if (output === invocations_js_1.TIMED_OUT)
             return { failure: 'timeout', message: call.timeoutMessage };
         if (output === invocations_js_1.ABORTED)

@@ -11,7 +11,10 @@ export declare const ABORTED: unique symbol;
 /**
  * Settles as `work` does, unless the invocation's time runs out or its caller aborts first. When
  * the time the relay's deadline left it is over, the backend's signal aborts with the timeout
- * error and the backend has `graceMs` more to settle (its own answer to the abort wins); then it
- * is given up. The caller's signal gives it up at once. The timers do not keep Node running.
+ * error and the backend has `graceMs` more to settle (what it throws in answer to the abort wins);
+ * then it is given up. An answer that comes once the time is over is too late, whatever it says
+ * (a backend may resolve with whatever it had when its signal aborted): the invocation timed out.
+ * The caller's signal gives it up at once. The timers do not keep Node running. `startedAt`:
+ * `performance.now()` when the backend was called (its time counts from then).
  */
-export declare function withinTime<T>(call: BackendCall, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED>;
+export declare function withinTime<T>(call: BackendCall, startedAt: number, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED>;

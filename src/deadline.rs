@@ -3,6 +3,7 @@
 //! the first `stat` of preparation to the backend's last byte.
 
 use std::future::Future;
+use std::io;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -96,6 +97,32 @@ impl Deadline {
     }
 }
 
+impl Deadline {
+    /// Runs blocking `work` on a thread of its own, waiting for it until the deadline stops the
+    /// wait: CPU-bound work that may take long never holds a runtime worker, and the call
+    /// settles on time (the thread then finishes unobserved). `Ok(Err(_))` when no thread
+    /// could be started or `work` panicked.
+    pub async fn bound_on_thread<T, W>(&self, name: &str, work: W) -> Result<io::Result<T>, Stop>
+    where
+        T: Send + 'static,
+        W: FnOnce() -> T + Send + 'static,
+    {
+        self.check()?;
+        let (done, result) = tokio::sync::oneshot::channel();
+        if let Err(e) = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let _ = done.send(work());
+            })
+        {
+            return Ok(Err(e));
+        }
+        self.bound(result).await.map(|received| {
+            received.map_err(|_| io::Error::other("the thread ended without a result"))
+        })
+    }
+}
+
 /// Two deadlines are equal when they end at the same instant after the same timeout (the
 /// cancellation tokens are not compared): lets requests that carry one derive `PartialEq`.
 impl PartialEq for Deadline {
@@ -136,6 +163,45 @@ mod tests {
         assert_eq!(deadline.check(), Err(Stop::Cancelled));
         let work = deadline.bound(std::future::pending::<()>()).await;
         assert_eq!(work, Err(Stop::Cancelled));
+    }
+
+    #[tokio::test]
+    async fn work_on_a_thread_is_waited_for_only_until_the_deadline() {
+        let deadline = Deadline::starting_now(timeout(0.2), CancellationToken::new());
+        assert_eq!(
+            deadline
+                .bound_on_thread("quick", || 4)
+                .await
+                .ok()
+                .map(|r| r.ok()),
+            Some(Some(4))
+        );
+        // Work that does not end before the deadline: the wait ends, the work runs on.
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (finished, has_finished) = std::sync::mpsc::channel();
+        let stuck = deadline
+            .bound_on_thread("stuck", move || {
+                let _ = released.recv();
+                let _ = finished.send(());
+            })
+            .await;
+        assert!(matches!(stuck, Err(Stop::TimedOut)));
+        assert!(has_finished.try_recv().is_err(), "the wait ended first");
+        let _ = release.send(());
+        assert!(has_finished.recv().is_ok());
+        // A cancelled call starts no thread.
+        let cancel = CancellationToken::new();
+        let aborted = Deadline::starting_now(timeout(60.0), cancel.clone());
+        cancel.cancel();
+        let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = started.clone();
+        let result = aborted
+            .bound_on_thread("never", move || {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst)
+            })
+            .await;
+        assert!(matches!(result, Err(Stop::Cancelled)));
+        assert!(!started.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     #[tokio::test(start_paused = true)]

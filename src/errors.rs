@@ -23,6 +23,7 @@ pub enum Subject {
     GitDiff,
     RelayPrompt,
     BackendOutput,
+    Schema,
 }
 
 impl fmt::Display for Subject {
@@ -33,6 +34,7 @@ impl fmt::Display for Subject {
             Subject::GitDiff => "Git diff",
             Subject::RelayPrompt => "Relay prompt",
             Subject::BackendOutput => "Backend output",
+            Subject::Schema => "JSON Schema",
         })
     }
 }
@@ -92,7 +94,8 @@ pub enum RelayError {
     DepthLimit,
     #[error("Failed to collect git diff against {base}: {detail}")]
     GitDiff { base: String, detail: String },
-    /// The call's deadline passed before the backend ran (a context file or git that did not end).
+    /// The call's deadline passed outside the backend (a context file or git that did not end,
+    /// or the check of its answer against a schema).
     #[error("Relay timed out after {after}s while {during}")]
     Timeout { after: String, during: &'static str },
     /// A session that cannot be used as asked (SPEC 12).

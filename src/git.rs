@@ -247,7 +247,13 @@ async fn run_git<S: Sink>(
         .env("GIT_NO_LAZY_FETCH", "1")
         .env(EMPTY_VAR, "")
         .env(FALSE_VAR, "false");
-    let mut child = command.spawn().map_err(RunError::from_spawn)?;
+    // Its pipes need descriptors: in a burst of relays, it waits for others to free theirs.
+    let until = tokio::time::Instant::now() + deadline.remaining();
+    let spawned =
+        crate::descriptors::when_available(until, deadline.cancel_token(), || command.spawn())
+            .await
+            .ok_or(RunError::Stopped(Stop::Cancelled))?;
+    let mut child = spawned.map_err(RunError::from_spawn)?;
     let mut group = KillGroup(child.id());
     let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
     let finished = deadline

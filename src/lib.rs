@@ -10,6 +10,7 @@ pub mod bounded_text;
 pub mod context;
 pub mod deadline;
 pub mod depth;
+pub mod descriptors;
 pub mod dry_run;
 pub mod envelope;
 pub mod errors;

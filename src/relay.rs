@@ -21,7 +21,7 @@ use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::envelope::{build_envelope, check_prompt_size};
-use crate::errors::{RelayError, RelayFailure};
+use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
 use crate::git::{self, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
@@ -428,9 +428,11 @@ pub async fn relay(
     let prompt = session.as_ref().map(|_| request.prompt.clone());
     let answer = checked(
         run_backend(backend, request, &deadline).await?,
-        schema.as_deref(),
+        schema.as_ref(),
         false,
-    )?;
+        &deadline,
+    )
+    .await?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
         // The answer is the caller's now: a save the call's deadline or abort stops (the store's
         // lock held elsewhere) is a warning.
@@ -491,6 +493,17 @@ pub async fn review_relay(
             Err(BackendFailure::Thrown(thrown)) if thrown.is_relay_error => {
                 return Err(RelayFailure::Thrown(thrown));
             }
+            // The call's time is over: nothing is left for a fallback.
+            timed_out @ Err(BackendFailure::Reported {
+                kind: BackendFailureKind::Timeout,
+                ..
+            }) => {
+                return streamed(
+                    settle(backend.name(), timed_out, &call.cancel),
+                    &call.chunks,
+                )
+                .await
+            }
             Err(BackendFailure::Reported { message, .. })
             | Err(BackendFailure::Thrown(crate::errors::ThrownValue { message, .. }))
                 if !call.cancel.is_cancelled() =>
@@ -509,7 +522,7 @@ pub async fn review_relay(
     let deadline = request.deadline.clone();
     let schema = request.schema.clone();
     let answer = run_backend(backend, request, &deadline).await?;
-    checked(answer, schema.as_deref(), verdict)
+    checked(answer, schema.as_ref(), verdict, &deadline).await
 }
 
 /// Whether the backend may review natively: a schema (or a verdict) goes in the prompt, which
@@ -530,16 +543,35 @@ fn native_review(
 }
 
 /// A schema-checked answer is its JSON text; a verdict is also checked against its findings
-/// (and written back compact, as upstream does).
-pub(crate) fn checked(
+/// (and written back compact, as upstream does). The check runs where the call's deadline and
+/// abort stop waiting for it: a schema's patterns over a large answer can take long.
+pub(crate) async fn checked(
     answer: String,
-    schema: Option<&Schema>,
+    schema: Option<&Arc<Schema>>,
     verdict: bool,
+    deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
     let Some(schema) = schema else {
         return Ok(answer);
     };
-    let json = schema.check(&answer)?;
+    let schema = Arc::clone(schema);
+    match deadline
+        .bound_on_thread("paf-schema-check", move || {
+            checked_now(&answer, &schema, verdict)
+        })
+        .await
+    {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(e)) => Err(RelayError::Schema(format!(
+            "Could not check the answer against the schema: {e}"
+        ))
+        .into()),
+        Err(stop) => Err(deadline.failure(stop, "checking the answer against the schema")),
+    }
+}
+
+fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, RelayFailure> {
+    let json = schema.check(answer)?;
     if !verdict {
         return Ok(json);
     }

@@ -85,7 +85,7 @@ pub async fn relay_all(
         async move {
             let outcome = match backend {
                 Ok(backend) => match run_backend(backend, request, deadline).await {
-                    Ok(answer) => checked(answer, schema.as_deref(), false),
+                    Ok(answer) => checked(answer, schema.as_ref(), false, deadline).await,
                     Err(failure) => Err(failure),
                 },
                 Err(refused) => Err(refused.into()),

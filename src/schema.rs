@@ -4,12 +4,18 @@
 
 use std::fmt;
 
-use jsonschema::Validator;
+use jsonschema::{PatternOptions, Validator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::errors::RelayError;
+use crate::errors::{RelayError, Subject};
+use crate::limits::MAX_PROMPT_BYTES;
+
+/// Compiled size of one `pattern` (`patternProperties`...): bounds the work per byte checked.
+const PATTERN_SIZE_LIMIT: usize = 1024 * 1024;
+/// Cache of the lazy DFA that matches a pattern.
+const PATTERN_DFA_LIMIT: usize = 2 * 1024 * 1024;
 
 // How a JSON Schema may be given in JSON options (the MCP tools' arguments): the schema itself,
 // or its JSON text, as the JS API takes it; both become the text `Schema::parse` reads. Inlined
@@ -62,12 +68,27 @@ impl PartialEq for Schema {
 
 impl Schema {
     /// `text` must be JSON and a JSON Schema this validator can compile (no remote `$ref`: the
-    /// relay fetches nothing).
+    /// relay fetches nothing). Its patterns are matched in linear time (no backreferences or
+    /// lookaround, which backtrack without bound: such a schema is refused here).
     pub fn parse(text: &str) -> Result<Schema, RelayError> {
+        // The schema goes into the prompt: one that cannot fit there is refused before the
+        // (much costlier) parsing and compiling.
+        if text.len() > MAX_PROMPT_BYTES {
+            return Err(RelayError::TooLarge {
+                subject: Subject::Schema,
+                size: text.len() as u64,
+                max: MAX_PROMPT_BYTES,
+            });
+        }
         let value: Value = serde_json::from_str(text)
             .map_err(|e| RelayError::Schema(format!("Invalid JSON Schema: not JSON: {e}")))?;
-        let validator = jsonschema::validator_for(&value)
-            .map_err(|e| RelayError::Schema(format!("Invalid JSON Schema: {e}")))?;
+        let patterns = PatternOptions::regex()
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .dfa_size_limit(PATTERN_DFA_LIMIT);
+        let validator = jsonschema::options()
+            .with_pattern_options(patterns)
+            .build(&value)
+            .map_err(|e| RelayError::Schema(format!("Invalid JSON Schema: {e}{}", hint(&e))))?;
         Ok(Schema {
             text: value.to_string(),
             value,
@@ -105,6 +126,16 @@ impl Schema {
             )));
         }
         Ok(json.to_string())
+    }
+}
+
+/// Why a pattern that is a valid ECMA-262 regex may still be refused.
+fn hint(error: &jsonschema::ValidationError<'_>) -> &'static str {
+    match error.kind() {
+        jsonschema::error::ValidationErrorKind::Format { format } if format == "regex" => {
+            " (patterns must match in linear time: no lookaround or backreferences, at most 1 MiB compiled)"
+        }
+        _ => "",
     }
 }
 
@@ -186,6 +217,75 @@ mod tests {
         // Nothing is fetched: a remote reference cannot be resolved.
         assert!(Schema::parse(r#"{"$ref":"https://example.com/s.json"}"#).is_err());
         assert!(Schema::parse("true").is_ok());
+    }
+
+    #[test]
+    fn refuses_a_schema_too_large_for_a_prompt_before_parsing_it() {
+        // Not even JSON: the size is what is refused, before any parsing.
+        let huge = "x".repeat(MAX_PROMPT_BYTES + 1);
+        assert_eq!(
+            Schema::parse(&huge).map(|_| ()),
+            Err(RelayError::TooLarge {
+                subject: Subject::Schema,
+                size: (MAX_PROMPT_BYTES + 1) as u64,
+                max: MAX_PROMPT_BYTES,
+            })
+        );
+        let error = Schema::parse(&format!(
+            r#"{{"description":"{}"}}"#,
+            "d".repeat(12_000_000)
+        ))
+        .map(|_| ())
+        .err();
+        assert_eq!(
+            error.map(|e| (e.code(), e.to_string())),
+            Some((
+                "ERR_TOO_LARGE",
+                "JSON Schema is too large (12000018 bytes; max 500000 bytes)".to_string()
+            ))
+        );
+        let fits = format!(r#"{{"description":"{}"}}"#, "d".repeat(400_000));
+        assert!(Schema::parse(&fits).is_ok());
+    }
+
+    #[test]
+    fn refuses_patterns_that_only_a_backtracking_engine_matches() {
+        // Lookaround and backreferences backtrack without bound over an answer's keys; a huge
+        // pattern costs as much per byte checked.
+        for pattern in [
+            r"^(a|a)*(?!.)b",
+            r"(?:(a)|aa)*\\1c",
+            r"^(?=a)",
+            "a{1000}{1000}",
+        ] {
+            for schema in [
+                format!(r#"{{"patternProperties":{{"{pattern}":{{}}}}}}"#),
+                format!(r#"{{"propertyNames":{{"pattern":"{pattern}"}}}}"#),
+                format!(r#"{{"properties":{{"a":{{"pattern":"{pattern}"}}}}}}"#),
+            ] {
+                let refused = message(Schema::parse(&schema));
+                assert!(refused.starts_with("Invalid JSON Schema: \""), "{refused}");
+                assert!(refused.ends_with("is not a \"regex\" (patterns must match in linear time: no lookaround or backreferences, at most 1 MiB compiled)"), "{refused}");
+            }
+        }
+    }
+
+    #[test]
+    fn matches_patterns_in_linear_time_over_many_keys() {
+        // Exponential for a backtracking engine; linear here.
+        let schema = Schema::parse(
+            r#"{"patternProperties":{"^(a|a)*$":{"type":"integer"},"^(a+)+b$":{"type":"integer"}},"propertyNames":{"pattern":"^(\\w+\\s?)+$"}}"#,
+        )
+        .expect("schema");
+        let keys: Vec<String> = (0..1000)
+            .map(|i| format!(r#""{}{i}":{i}"#, "a".repeat(40)))
+            .collect();
+        let answer = format!("{{{}}}", keys.join(","));
+        let started = std::time::Instant::now();
+        assert!(schema.check(&answer).is_ok());
+        assert!(message(schema.check(r#"{"aaab":"x"}"#)).contains("/aaab"));
+        // Generous: a backtracking engine takes hours here.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 
     #[test]

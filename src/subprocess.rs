@@ -23,7 +23,8 @@ use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Stop};
+use crate::descriptors;
 use crate::lines::{LineSplitter, StdoutLine};
 use phone_a_friend_supervisor::protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
@@ -36,6 +37,8 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 /// Bound on the wait for a supervisor told to stop: its grace, its SIGKILL rounds, and slack.
 const STOP_LIMIT: Duration = Duration::from_secs(3);
 const READ_CHUNK: usize = 64 * 1024;
+/// A limit far enough away to be none (a `timeout` too large to add to the clock).
+const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// What the child reads on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +59,8 @@ pub struct ProcessSpec {
     /// The child's entire environment: nothing of the relay's own is inherited.
     pub env: BTreeMap<String, String>,
     pub stdin: StdinSource,
-    /// Counted from the spawn; past it the group is killed and the call is `TimedOut`.
+    /// Counted from the call, a wait for file descriptors included; past it the group is killed
+    /// and the call is `TimedOut`.
     pub timeout: Duration,
     /// Bytes of text kept per stream; the rest is counted and dropped.
     pub output_limit: usize,
@@ -173,6 +177,10 @@ async fn run(
         StdinSource::Null => (Stdio::null(), None),
         StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
     };
+    // `Duration::MAX` means no limit.
+    let until = Instant::now()
+        .checked_add(timeout)
+        .unwrap_or_else(|| Instant::now() + NO_LIMIT);
     let supervisor = crate::supervisor::executable().map_err(ProcessError::Supervisor)?;
     let mut command = std::process::Command::new(supervisor);
     command
@@ -196,9 +204,12 @@ async fn run(
         // Out of the host's group: a terminal's Ctrl-C is for the host to handle.
         .process_group(0);
     // Never SIGKILL the supervisor: only it can end what left the backend's process group.
-    let mut child = Command::from(command)
-        .spawn()
-        .map_err(ProcessError::Spawn)?;
+    let mut command = Command::from(command);
+    // Its pipes need descriptors: in a burst, it waits for others to free theirs.
+    let Some(spawned) = descriptors::when_available(until, cancel, || command.spawn()).await else {
+        return Err(ProcessError::Cancelled);
+    };
+    let mut child = spawned.map_err(ProcessError::Spawn)?;
     // Declared after `child` so it drops first: the supervisor is signalled while it is not
     // yet reaped, and so while its id cannot have been reused.
     let mut supervisor = match child.id().and_then(|id| i32::try_from(id).ok()) {
@@ -230,6 +241,7 @@ async fn run(
             )
             .map(|_| ())
         };
+        let timeout = until.saturating_duration_since(Instant::now());
         supervise(&mut child, &mut supervisor, io, timeout, cancel, &consumer).await?
     };
     let stderr = stderr.finish();
@@ -510,9 +522,13 @@ pub async fn read_bounded_file(
             io::Error::other("not a regular file")
         })
     };
-    let file = crate::bounded_text::open_regular(path)
-        .map_err(ReadStopped::Io)?
-        .ok_or_else(not_regular)?;
+    let until = Instant::now() + deadline.remaining();
+    let opened = descriptors::when_available(until, deadline.cancel_token(), || {
+        crate::bounded_text::open_regular(path)
+    })
+    .await
+    .ok_or(ReadStopped::Deadline(Stop::Cancelled))?;
+    let file = opened.map_err(ReadStopped::Io)?.ok_or_else(not_regular)?;
     read_bounded_until(file, limit, deadline).await
 }
 

@@ -178,11 +178,15 @@ function invalidOutput(name: string, method: string, output: unknown): Failure {
   return { failure: 'invalid', message: `Backend ${name} ${method}() resolved with ${shown}; expected a string` }
 }
 
-/** Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined. */
-async function streamed(chunks: AsyncIterable<string>, invocation: number): Promise<unknown> {
+/**
+ * Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined.
+ * Once the relay has given up on the call (`signal`), its text is nobody's: the iterator is stopped.
+ */
+async function streamed(chunks: AsyncIterable<string>, invocation: number, signal: AbortSignal): Promise<unknown> {
   const parts: string[] = []
   for await (const chunk of chunks) {
     if (typeof chunk !== 'string') return chunk // reported as an invalid answer
+    if (signal.aborted) break
     parts.push(chunk)
     await binding.pushChunk(invocation, chunk)
   }
@@ -191,6 +195,7 @@ async function streamed(chunks: AsyncIterable<string>, invocation: number): Prom
 
 /** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
 async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
+  const startedAt = performance.now()
   const record = callRecord(call.callTag)
   // Opened before the first await: the native side aborts it only once this function has returned.
   const signal = openInvocation(call.invocation, name, record?.signal)
@@ -200,10 +205,10 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
     // Relays the backend starts (through timers and promise chains too) see its depth.
     const running: unknown = runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
-      if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation)
+      if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation, signal)
       return backend.run(options as BackendRunOptions)
     })
-    const output = await withinTime(call, record?.signal, Promise.resolve(running))
+    const output = await withinTime(call, startedAt, record?.signal, Promise.resolve(running))
     if (output === TIMED_OUT) return { failure: 'timeout', message: call.timeoutMessage }
     if (output === ABORTED) return { failure: 'aborted' }
     if (typeof output === 'string') return { output, sessionId: reported.sessionId }

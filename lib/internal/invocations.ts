@@ -51,11 +51,18 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1
 /**
  * Settles as `work` does, unless the invocation's time runs out or its caller aborts first. When
  * the time the relay's deadline left it is over, the backend's signal aborts with the timeout
- * error and the backend has `graceMs` more to settle (its own answer to the abort wins); then it
- * is given up. The caller's signal gives it up at once. The timers do not keep Node running.
+ * error and the backend has `graceMs` more to settle (what it throws in answer to the abort wins);
+ * then it is given up. An answer that comes once the time is over is too late, whatever it says
+ * (a backend may resolve with whatever it had when its signal aborted): the invocation timed out.
+ * The caller's signal gives it up at once. The timers do not keep Node running. `startedAt`:
+ * `performance.now()` when the backend was called (its time counts from then).
  */
-export function withinTime<T>(call: BackendCall, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
   const { invocation } = call
+  // The clock too, not only the timer: a backend that kept the thread busy past its time
+  // settles before the timer can fire.
+  const endsAt = startedAt + call.timeLeftMs
+  let late = false
   return new Promise((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined
     const after = (ms: number, then: () => void): void => {
@@ -71,7 +78,8 @@ export function withinTime<T>(call: BackendCall, callerSignal: AbortSignal | und
       abortInvocation({ invocation, reason: 'cancelled' })
       resolve(ABORTED)
     }
-    after(call.timeLeftMs, () => {
+    after(Math.max(0, endsAt - performance.now()), () => {
+      late = true
       abortInvocation({ invocation, reason: 'timeout', message: call.timeoutMessage })
       after(call.graceMs, () => {
         end()
@@ -83,7 +91,7 @@ export function withinTime<T>(call: BackendCall, callerSignal: AbortSignal | und
     work.then(
       (value) => {
         end()
-        resolve(value)
+        resolve(late || performance.now() >= endsAt ? TIMED_OUT : value)
       },
       (error: unknown) => {
         end()

@@ -21,6 +21,7 @@ use crate::backend::{
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
 use crate::deadline::{Deadline, Stop};
+use crate::descriptors::when_available;
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
@@ -313,17 +314,25 @@ async fn invoke(
 ) -> BackendResult {
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
+    // Its files need descriptors: in a burst of relays, it waits for others to free theirs.
+    let until = tokio::time::Instant::now() + invocation.deadline.remaining();
     // Removed on every path when dropped, cancellation included.
-    let answer_dir = AnswerDir::create(invocation.env).map_err(|e| {
-        BackendFailure::reported(
-            BackendFailureKind::Failed,
-            format!("{} could not make a temp folder: {e}", label.command),
-        )
-    })?;
+    let answer_dir = when_available(until, cancel, || AnswerDir::create(invocation.env))
+        .await
+        .ok_or(BackendFailure::Cancelled)?
+        .map_err(|e| {
+            BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("{} could not make a temp folder: {e}", label.command),
+            )
+        })?;
     let answer_file = answer_dir.file();
     let schema_file = answer_dir.folder.join(SCHEMA_FILE_NAME);
     if let Some(schema) = invocation.schema {
-        write_private(&schema_file, schema.text()).map_err(|e| {
+        let written = when_available(until, cancel, || write_private(&schema_file, schema.text()))
+            .await
+            .ok_or(BackendFailure::Cancelled)?;
+        written.map_err(|e| {
             BackendFailure::reported(
                 BackendFailureKind::Failed,
                 format!("{} could not write its schema file: {e}", label.command),

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest, Timeout,
 };
+use crate::deadline::{Deadline, Stop};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::sessions::{ReportedId, ResumeStrategy};
 use crate::stream::ChunkSink;
@@ -276,8 +277,8 @@ impl JsBackend {
         &self,
         call: BackendCall,
         timeout: Timeout,
-        // What the call's deadline leaves of `timeout` (preparation used the rest).
-        time_left: Duration,
+        // The call's: what it leaves of `timeout` (preparation used the rest) is the backend's.
+        deadline: Deadline,
         cancel: CancellationToken,
         // Where a session id the backend reports goes.
         reported: Option<ReportedId>,
@@ -287,7 +288,8 @@ impl JsBackend {
         // Owned, so that a give-up before the trampoline ran can still wait for it to run.
         let mut started: Started = Box::pin(async move { invoke.call_async(call).await });
         let given_up_at = tokio::time::sleep(
-            time_left
+            deadline
+                .remaining()
                 .saturating_add(SETTLE_GRACE)
                 .saturating_add(BACKSTOP),
         );
@@ -334,6 +336,11 @@ impl JsBackend {
                 Ok(outcome) => {
                     if let (Some(reported), Some(id)) = (&reported, &outcome.session_id) {
                         reported.set(id.as_str());
+                    }
+                    // An answer that comes once the call's time is over is too late, whatever
+                    // it says (the trampoline, on its own clock, may have let it through).
+                    if outcome.output.is_some() && deadline.check() == Err(Stop::TimedOut) {
+                        return timed_out();
                     }
                     outcome_result(&self.name, &method, outcome)
                 }
@@ -392,7 +399,7 @@ impl Backend for JsBackend {
     }
 
     fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        let (timeout, time_left) = (request.timeout, request.deadline.remaining());
+        let (timeout, deadline) = (request.timeout, request.deadline.clone());
         let invocation = next_invocation();
         let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
         let streaming = StreamingInvocation::open(invocation, chunks);
@@ -407,7 +414,7 @@ impl Backend for JsBackend {
             streaming.is_some(),
         );
         Box::pin(async move {
-            let result = self.call(call, timeout, time_left, cancel, reported).await;
+            let result = self.call(call, timeout, deadline, cancel, reported).await;
             drop(streaming);
             result
         })
@@ -421,7 +428,8 @@ impl Backend for JsBackend {
         if !self.has_review {
             return None;
         }
-        let (timeout, time_left) = (request.timeout, request.deadline.remaining());
+        let (timeout, deadline) = (request.timeout, request.deadline.clone());
+        let time_left = deadline.remaining();
         let call = BackendCall {
             method: "review".into(),
             call_tag: request.call_tag,
@@ -447,7 +455,7 @@ impl Backend for JsBackend {
             stream: false,
         };
         Some(Box::pin(async move {
-            self.call(call, timeout, time_left, cancel, None).await
+            self.call(call, timeout, deadline, cancel, None).await
         }))
     }
 

@@ -7,6 +7,10 @@
 //! (waiting in `poll` should Node have made the file description non-blocking): never the JS
 //! thread, and never tokio's blocking pool, whose shutdown would wait on a read that cannot be
 //! cancelled. The threads hand bytes to the runtime through in-memory pipes.
+//!
+//! The stdin thread passes on whole lines of JSON only. rmcp drops a line that is not JSON, or
+//! longer than it takes, without a word, and a client would wait for its answer forever: such a
+//! line is answered here, as JSON-RPC asks, with an error whose id is null.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -15,6 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use serde::de::IgnoredAny;
 use tokio::io::{AsyncWrite, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
@@ -24,6 +29,14 @@ use tokio_util::sync::PollSender;
 const PIPE_BYTES: usize = 64 * 1024;
 /// Writes in flight from the server to the stdout thread; past that the server waits.
 const WRITES_IN_FLIGHT: usize = 16;
+/// The longest message taken, without its newline: the largest relay (a 500 kB prompt, 200 kB
+/// of context and a schema, each up to six times longer in JSON's escapes) fits well. rmcp
+/// itself drops lines past 16 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// JSON-RPC's codes for a line that is not JSON, and for a message refused as such.
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The server's ends of the process's stdin and stdout.
 pub struct ProcessStdio {
@@ -43,12 +56,14 @@ pub fn take_process_stdio(handle: &Handle) -> io::Result<ProcessStdio> {
     replace(2, 1)?;
     let (reader, to_server) = tokio::io::simplex(PIPE_BYTES);
     let (sender, from_server) = mpsc::channel(WRITES_IN_FLIGHT);
+    // Weak: the stdout thread ends once the server drops its writer, whatever stdin does.
+    let replies = sender.downgrade();
     let writer = ChannelWriter(PollSender::new(sender));
     let (done, flushed) = oneshot::channel();
     let runtime = handle.clone();
     std::thread::Builder::new()
         .name("mcp-stdin".into())
-        .spawn(move || pump_in(File::from(input), to_server, &runtime))?;
+        .spawn(move || pump_in(File::from(input), to_server, &replies, &runtime))?;
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
@@ -93,10 +108,18 @@ fn wait_ready(fd: RawFd, events: libc::c_short) {
     unsafe { libc::poll(&mut poll, 1, -1) };
 }
 
-/// stdin to the server, until end of file or an error; then the server sees the end.
-fn pump_in(mut input: File, mut to_server: WriteHalf<SimplexStream>, runtime: &Handle) {
+/// stdin to the server, until end of file or an error; then the server sees the end. A line
+/// that is not a message is answered on stdout instead (see the module).
+fn pump_in(
+    mut input: File,
+    mut to_server: WriteHalf<SimplexStream>,
+    replies: &mpsc::WeakSender<Vec<u8>>,
+    runtime: &Handle,
+) {
     let mut buffer = vec![0u8; PIPE_BYTES];
-    loop {
+    let mut lines = Lines::new(MAX_MESSAGE_BYTES);
+    let mut sorted = Vec::new();
+    'reading: loop {
         let read = match input.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
@@ -107,14 +130,122 @@ fn pump_in(mut input: File, mut to_server: WriteHalf<SimplexStream>, runtime: &H
             }
             Err(_) => break,
         };
-        if runtime
-            .block_on(to_server.write_all(&buffer[..read]))
-            .is_err()
-        {
-            break;
+        lines.push(&buffer[..read], &mut sorted);
+        for line in sorted.drain(..) {
+            match line {
+                Line::Message(message) => {
+                    if runtime.block_on(to_server.write_all(&message)).is_err() {
+                        break 'reading;
+                    }
+                }
+                // Nobody to answer once the server has stopped writing.
+                Line::Reply(reply) => {
+                    if let Some(stdout) = replies.upgrade() {
+                        let _ = stdout.blocking_send(reply);
+                    }
+                }
+            }
         }
     }
+    // An unfinished last line: the server's to drop, as before.
+    let _ = runtime.block_on(to_server.write_all(lines.rest()));
     let _ = runtime.block_on(to_server.shutdown());
+}
+
+/// What a line of stdin is for.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// A message for the server, its newline included.
+    Message(Vec<u8>),
+    /// The answer to a line that is no message, a line of its own.
+    Reply(Vec<u8>),
+}
+
+/// Cuts stdin into lines, keeping at most `max` bytes of one: past that, the rest of the line
+/// is skipped as it comes.
+struct Lines {
+    line: Vec<u8>,
+    max: usize,
+    skipping: bool,
+}
+
+impl Lines {
+    fn new(max: usize) -> Lines {
+        Lines {
+            line: Vec::new(),
+            max,
+            skipping: false,
+        }
+    }
+
+    /// Takes the next bytes of stdin; each line they end goes to `out`.
+    fn push(&mut self, mut bytes: &[u8], out: &mut Vec<Line>) {
+        while !bytes.is_empty() {
+            let end = bytes.iter().position(|b| *b == b'\n');
+            let (part, rest) = bytes.split_at(end.map_or(bytes.len(), |at| at + 1));
+            bytes = rest;
+            let ended = end.is_some();
+            if self.skipping {
+                self.skipping = !ended;
+                continue;
+            }
+            let length = self.line.len() + part.len() - usize::from(ended);
+            if length > self.max {
+                // Answered at once: its end may be long in coming.
+                self.line = Vec::new();
+                self.skipping = !ended;
+                out.push(Line::Reply(error_reply(
+                    INVALID_REQUEST,
+                    &format!(
+                        "Invalid Request: a message must be at most {} bytes, on one line",
+                        self.max
+                    ),
+                )));
+                continue;
+            }
+            self.line.extend_from_slice(part);
+            if ended {
+                let line = std::mem::take(&mut self.line);
+                if let Some(sorted) = sort(line) {
+                    out.push(sorted);
+                }
+            }
+        }
+    }
+
+    /// What follows the last newline.
+    fn rest(&self) -> &[u8] {
+        &self.line
+    }
+}
+
+/// A line of JSON is a message; a blank one is nothing; any other gets a parse error.
+fn sort(line: Vec<u8>) -> Option<Line> {
+    let text = line.strip_suffix(b"\n").unwrap_or(&line);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
+    let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match serde_json::from_slice::<IgnoredAny>(text) {
+        Ok(_) => Some(Line::Message(line)),
+        Err(e) => Some(Line::Reply(error_reply(
+            PARSE_ERROR,
+            &format!("Parse error: {e}"),
+        ))),
+    }
+}
+
+/// A JSON-RPC error response to no request in particular (its id could not be read).
+fn error_reply(code: i32, message: &str) -> Vec<u8> {
+    let reply = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    });
+    let mut line = reply.to_string().into_bytes();
+    line.push(b'\n');
+    line
 }
 
 /// The server's output to stdout, until the server drops its writer or stdout breaks.
@@ -165,4 +296,55 @@ fn write_all(output: &mut File, mut bytes: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(line: &Line) -> serde_json::Value {
+        match line {
+            Line::Reply(bytes) => serde_json::from_slice(bytes).expect("a JSON reply"),
+            Line::Message(_) => panic!("expected a reply, got {line:?}"),
+        }
+    }
+
+    #[test]
+    fn passes_on_json_and_answers_the_rest() {
+        let mut lines = Lines::new(64);
+        let mut out = Vec::new();
+        lines.push(b"{\"a\":1}\n\n  \r\nnot json\r\n\xEF\xBB\xBF[1,", &mut out);
+        lines.push(b"2]\r\n{\"unfinished\"", &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0], Line::Message(b"{\"a\":1}\n".to_vec()));
+        assert_eq!(
+            reply(&out[1]),
+            serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: expected ident at line 1 column 2"}})
+        );
+        assert_eq!(out[2], Line::Message(b"\xEF\xBB\xBF[1,2]\r\n".to_vec()));
+        assert_eq!(lines.rest(), b"{\"unfinished\"");
+    }
+
+    #[test]
+    fn answers_a_line_too_long_at_once_and_skips_it_without_keeping_it() {
+        let mut lines = Lines::new(1000);
+        let mut out = Vec::new();
+        // Exactly the limit is taken.
+        let fits = format!("\"{}\"\n", "a".repeat(998));
+        lines.push(fits.as_bytes(), &mut out);
+        assert!(matches!(out.pop(), Some(Line::Message(line)) if line.len() == 1001));
+        lines.push(b"\"", &mut out);
+        for _ in 0..10_000 {
+            lines.push(&[b'x'; 700], &mut out);
+            assert!(lines.line.capacity() <= 2000, "the line is not kept");
+        }
+        assert_eq!(out.len(), 1, "answered once, before its end");
+        assert_eq!(
+            reply(&out[0]),
+            serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid Request: a message must be at most 1000 bytes, on one line"}})
+        );
+        lines.push(b"still the long line\n{\"next\":true}\n", &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1], Line::Message(b"{\"next\":true}\n".to_vec()));
+    }
 }
