@@ -341,7 +341,7 @@ describe('a submodule’s own config runs no program', () => {
     expect(readdirSync(markers)).toContain('clean')
     for (const marker of readdirSync(markers)) rmSync(join(markers, marker))
 
-    const dry = await relay(relayOptions(repo.path, { includeDiff: true, dryRun: true }))
+    const dry = await relay({ ...relayOptions(repo.path, { includeDiff: true }), dryRun: true })
     expect(dry.envelope).toContain('+Subproject commit ')
     await expect(relay(relayOptions(repo.path, { includeDiff: true }))).resolves.toBe('mock answer')
     expect(mock.runs[0]?.prompt).toContain('+Subproject commit ')

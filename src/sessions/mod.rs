@@ -522,7 +522,10 @@ mod tests {
         one.turn.reported.set("conv-1");
         two.turn.reported.set("conv-2");
         let new = "[phone-a-friend] new session talk (b in /repo)".to_string();
-        assert_eq!(one.save("q1", "a1", &deadline()).await, std::slice::from_ref(&new));
+        assert_eq!(
+            one.save("q1", "a1", &deadline()).await,
+            std::slice::from_ref(&new)
+        );
         assert_eq!(
             two.save("q2", "a2", &deadline()).await,
             [
