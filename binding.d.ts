@@ -37,7 +37,10 @@ export interface BackendCall {
   reviewPrompt?: string
   /** The JSON Schema's text the answer must match (it is in the prompt too). */
   schema?: string
-  /** In a session (SPEC 12): the backend's own session to continue (`native-session`). */
+  /**
+   * In a session (docs/CONTRACT.md §12): the backend's own session to continue
+   * (`native-session`).
+   */
   sessionId?: string
   /** The earlier turns as a JSON array of `{ role, content }` (`transcript-replay`). */
   sessionHistory?: string
@@ -162,7 +165,7 @@ export interface NativeCaller {
    * thread, far faster than JS can copy `process.env`.
    */
   env?: string
-  /** The depth of the JS backend making this call, when it is one (SPEC 3 step 8). */
+  /** The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8). */
   depth?: number
   cwd: string
   callTag: number
@@ -265,8 +268,9 @@ export declare function onProcessMainThread(): boolean
 export declare function openCancelToken(scope: number): number
 
 /**
- * A verdict envelope checked as upstream's `parseVerdict` does, written back as compact JSON
- * (the wrapper parses it); `ERR_SCHEMA` says what is wrong.
+ * A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
+ * does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
+ * says what is wrong.
  */
 export declare function parseVerdict(text: string): string
 

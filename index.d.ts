@@ -21,19 +21,18 @@ export declare function registerBackend(backend: Backend): void;
 export declare function relay(options: DryRunRelayOptions): Promise<DryRun>;
 export declare function relay(options: RelayOptions): Promise<string>;
 /**
- * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
- * rejects the first `next()`), then the answer's text as the backend produces it; its return
- * value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
- * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the
- * backend. At most 1 MiB of unread text is held: past that the backend is not read until you
- * catch up.
+ * `relay()` as an async generator (docs/CONTRACT.md §10): the same checks in the same order (a
+ * failed one rejects the first `next()`), then the answer's text as the backend produces it; its
+ * return value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
+ * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the backend.
+ * At most 1 MiB of unread text is held: past that the backend is not read until you catch up.
  */
 export declare function relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined>;
 /**
- * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
- * and shared; the backends run concurrently and each settles on its own, so the call takes as
- * long as the slowest one and one failure does not affect the others. Resolves with one result
- * per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
+ * Asks several backends at once (docs/CONTRACT.md §15): the checks, context, diff and envelope are
+ * done once and shared; the backends run concurrently and each settles on its own, so the call
+ * takes as long as the slowest one and one failure does not affect the others. Resolves with one
+ * result per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
  * `{ backend, ok: false, error }` (a `RelayError`).
  *
  * What depends on the backend fails that backend alone: a name nobody registered
@@ -49,7 +48,7 @@ export declare function relayAll(options: RelayAllOptions): Promise<RelayAllResu
  */
 export declare function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>;
 export declare function reviewRelay(options: ReviewRelayOptions): Promise<string>;
-/** A session in the store (SPEC 12). */
+/** A session in the store (docs/CONTRACT.md §12). */
 export interface SessionInfo {
     /** Your label. */
     label: string;
@@ -70,10 +69,11 @@ export declare function deleteSession(label: string): Promise<boolean>;
 /** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
 export declare function pruneSessions(olderThanDays: number): Promise<string[]>;
 /**
- * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
- * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a
- * verdict consistent with the findings (a blocker or important finding requires `iterate`;
- * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
+ * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any model's
+ * answer, also inside a ```json fence) and checks it as upstream (the phone-a-friend v4.1.1 CLI)
+ * does (docs/CONTRACT.md §13): the shape, and a verdict consistent with the findings (a blocker or
+ * important finding requires `iterate`; `abstain` only with no findings). Throws a `RelayError`
+ * with `ERR_SCHEMA` saying what is wrong.
  */
 export declare function parseVerdict(text: string): Verdict;
 /**

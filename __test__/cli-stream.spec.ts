@@ -1,7 +1,8 @@
-// The CLI streams the answer (SPEC 9, 10): as it comes by default, also into a pipe; at the end
-// only with --no-stream and --json; byte for byte the same stdout either way; a reader that leaves,
-// a signal or a failure mid-answer. No built-in backend streams in parts yet, so the streaming
-// backend is `drip` (support/drip-backend.cjs), a JS backend preloaded into the CLI process.
+// The CLI streams the answer (docs/CONTRACT.md §9, §10): as it comes by default, also into a pipe;
+// at the end only with --no-stream and --json; byte for byte the same stdout either way; a reader
+// that leaves, a signal or a failure mid-answer. No built-in backend streams in parts yet, so the
+// streaming backend is `drip` (support/drip-backend.cjs), a JS backend preloaded into the CLI
+// process.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,5 +1,6 @@
-// Sessions with the real CLIs (SPEC 12), against the fake model server: the second relay of a
-// session continues the backend's own session, so the model request carries the first turn.
+// Sessions with the real CLIs (docs/CONTRACT.md §12), against the fake model server: the second
+// relay of a session continues the backend's own session, so the model request carries the first
+// turn.
 import { resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { _resetRegistry, listSessions, relay, type RelayOptions } from '@phone-a-friend/relay'

@@ -1,7 +1,7 @@
-// SPEC 14: a relay's backend never outlives the host process, however it ends. Each case runs a
-// host Node process that starts a relay to a fake codex whose grandchild leads a new session
-// (as the claude and opencode CLIs run their tools), then ends the host one way. Within 2 s no
-// process carrying this case's mark may be alive, and the codex temp folder must be gone.
+// docs/CONTRACT.md §14: a relay's backend never outlives the host process, however it ends. Each
+// case runs a host Node process that starts a relay to a fake codex whose grandchild leads a new
+// session (as the claude and opencode CLIs run their tools), then ends the host one way. Within 2 s
+// no process carrying this case's mark may be alive, and the codex temp folder must be gone.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,5 +1,6 @@
-// `phone-a-friend mcp` (SPEC 16) driven by the official MCP TypeScript SDK's client, as Claude
-// Code, Codex or Gemini CLI would drive it: a real server process on stdio, fake backend CLIs.
+// `phone-a-friend mcp` (docs/CONTRACT.md §16) driven by the official MCP TypeScript SDK's client,
+// as Claude Code, Codex or Gemini CLI would drive it: a real server process on stdio, fake backend
+// CLIs.
 import { spawn } from 'node:child_process'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'

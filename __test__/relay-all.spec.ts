@@ -1,5 +1,5 @@
-// relayAll() (SPEC 15): one preparation shared by several backends run at once, each settling
-// on its own, one signal aborting all; and the CLI's --to a,b.
+// relayAll() (docs/CONTRACT.md §15): one preparation shared by several backends run at once, each
+// settling on its own, one signal aborting all; and the CLI's --to a,b.
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'

@@ -1,5 +1,6 @@
-// Sessions (SPEC 12): a label of the caller's continues a conversation with one backend in one
-// repository, through the store in PHONE_A_FRIEND_HOME (a temp folder per test here).
+// Sessions (docs/CONTRACT.md §12): a label of the caller's continues a conversation with one
+// backend in one repository, through the store in PHONE_A_FRIEND_HOME (a temp folder per test
+// here).
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'

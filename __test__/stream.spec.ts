@@ -1,6 +1,6 @@
-// SPEC 10 through the public API: relayStream() and onChunk, with JS backends (run, runStream)
-// and a CLI backend: chunks as produced, the same checks and answer as relay(), cancellation,
-// backpressure, a throwing onChunk.
+// docs/CONTRACT.md §10 through the public API: relayStream() and onChunk, with JS backends (run,
+// runStream) and a CLI backend: chunks as produced, the same checks and answer as relay(),
+// cancellation, backpressure, a throwing onChunk.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

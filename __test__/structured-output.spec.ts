@@ -1,5 +1,5 @@
-// Structured output and review verdicts (SPEC 13): the schema reaches each backend (in the
-// prompt, and natively for codex and Ollama), and every answer is checked against it in Rust.
+// Structured output and review verdicts (docs/CONTRACT.md §13): the schema reaches each backend (in
+// the prompt, and natively for codex and Ollama), and every answer is checked against it in Rust.
 import { join, resolve } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'

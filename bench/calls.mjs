@@ -1,5 +1,6 @@
-// The call-overhead and streaming figures of issue 9, each beside its target (upstream v4.1.1's
-// figures on this machine, from PERF-NOTES.md, are in the notes). Used by run.mjs.
+// The call-overhead and streaming figures of issue 9, each beside its target; the notes hold the
+// figures of upstream (the phone-a-friend v4.1.1 CLI, pure TypeScript; docs/CONTRACT.md §1)
+// measured side by side on this machine, as in BENCHMARKS.md. Used by run.mjs.
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'

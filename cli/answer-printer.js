@@ -14,9 +14,9 @@ exports.AnswerPrinter = void 0;
  * At the end (`finish`), when what was printed is the start of the final answer (always, for a
  * backend whose chunks joined are its answer, and for one that sent the answer as one chunk), the
  * rest of the answer and a newline follow: byte for byte what `--no-stream` prints. When a run
- * carried several messages (SPEC 10: separated by a blank line, the answer being the last), stdout
- * already ends with the answer: only the newline follows. Should the stream not end with the
- * answer at all, the answer follows after a blank line, so stdout always ends with it.
+ * carried several messages (docs/CONTRACT.md §10: separated by a blank line, the answer being the
+ * last), stdout already ends with the answer: only the newline follows. Should the stream not end
+ * with the answer at all, the answer follows after a blank line, so stdout always ends with it.
  */
 class AnswerPrinter {
     out;

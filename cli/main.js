@@ -11,7 +11,7 @@ const lifetime_js_1 = require("./lifetime.js");
 const printable_js_1 = require("./printable.js");
 const suggest_js_1 = require("./suggest.js");
 const usage_js_1 = require("./usage.js");
-/** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
+/** Exit codes of docs/CONTRACT.md §9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1;
 const EXIT_USAGE = 2;
 class UsageError extends Error {
@@ -273,9 +273,9 @@ function printError(error, json) {
         process.stderr.write(`Error [${(0, printable_js_1.printable)(coded.code)}]: ${(0, printable_js_1.printableLines)(coded.message)}\n`);
 }
 /**
- * `--to a,b` (SPEC 15): asks every backend at once. Each answer goes to stdout under a header
- * (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>] (<backend>):
- * <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
+ * `--to a,b` (docs/CONTRACT.md §15): asks every backend at once. Each answer goes to stdout under a
+ * header (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>]
+ * (<backend>): <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
  */
 async function relayToSeveral(library, request, json, stopSpinner) {
     const { backend: _one, ...options } = request.options;
@@ -320,10 +320,10 @@ function drained(stream, signal) {
     });
 }
 /**
- * Runs the request, printing the answer as it comes (SPEC 10); resolves with the final answer.
- * A relay goes through relayStream(), so a reader slower than the backend holds the backend back
- * (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever the
- * backend sends). A review has no generator in the API, only onChunk.
+ * Runs the request, printing the answer as it comes (docs/CONTRACT.md §10); resolves with the final
+ * answer. A relay goes through relayStream(), so a reader slower than the backend holds the backend
+ * back (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever
+ * the backend sends). A review has no generator in the API, only onChunk.
  */
 async function streamAnswer(library, request, printer, signal) {
     if (request.review)
@@ -492,8 +492,8 @@ function printUsageError(error, json) {
         process.stderr.write(`phone-a-friend: ${error.message}\n${usage_js_1.USAGE_LINE}\n`);
 }
 /**
- * `phone-a-friend mcp` (SPEC 16): the MCP server on stdin and stdout, until the client closes
- * stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
+ * `phone-a-friend mcp` (docs/CONTRACT.md §16): the MCP server on stdin and stdout, until the client
+ * closes stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
  * here may touch `process.stdin` or `process.stdout` (not even to listen for their errors).
  */
 async function runMcp(argv) {

@@ -66,11 +66,11 @@ export interface Backend {
     /** A native review; without it, reviews go through `run()` with the diff in the prompt. */
     review?(options: BackendReviewOptions): Promise<string>;
     /**
-     * How it continues a conversation (SPEC 12), in upstream's shape: `'native-session'` (it keeps
-     * sessions: `run()` gets `sessionId`/`resumeSession` and reports new ids through
-     * `onSessionCreated`), `'transcript-replay'` (`run()` gets `sessionHistory`), or
-     * `'unsupported'` (the default: a `session` is refused with `ERR_SESSION`). Read when it is
-     * registered.
+     * How it continues a conversation (docs/CONTRACT.md §12), in the shape of upstream (the
+     * phone-a-friend v4.1.1 CLI): `'native-session'` (it keeps sessions: `run()` gets
+     * `sessionId`/`resumeSession` and reports new ids through `onSessionCreated`),
+     * `'transcript-replay'` (`run()` gets `sessionHistory`), or `'unsupported'` (the default: a
+     * `session` is refused with `ERR_SESSION`). Read when it is registered.
      */
     capabilities?: {
         resumeStrategy?: 'native-session' | 'transcript-replay' | 'unsupported';

@@ -46,8 +46,9 @@ export type RelayAllResult = {
  */
 export declare function callNativeAll(options: CallOptions, start: (caller: NativeCaller) => Promise<NativeBackendOutcome[]>): Promise<RelayAllResult[]>;
 /**
- * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
- * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ * Runs one native streaming call (docs/CONTRACT.md §10): yields its chunks as they come, returns
+ * the final answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its
+ * backend.
  */
 export declare function streamNative(options: CallOptions, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined>;
 /**

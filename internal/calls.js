@@ -170,8 +170,9 @@ async function callNativeAll(options, start) {
     }
 }
 /**
- * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
- * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ * Runs one native streaming call (docs/CONTRACT.md §10): yields its chunks as they come, returns
+ * the final answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its
+ * backend.
  */
 async function* streamNative(options, start) {
     const call = openCall(options);

@@ -13,7 +13,7 @@ const backendDepth = new node_async_hooks_1.AsyncLocalStorage();
 function currentBackendDepth() {
     return backendDepth.getStore();
 }
-/** Runs a JS backend's `run()`/`review()` at the depth its relay gave it (its `PHONE_A_FRIEND_DEPTH`, `^\d+$` else 0, as SPEC 3 step 8 reads it). */
+/** Runs a JS backend's `run()`/`review()` at the depth its relay gave it (its `PHONE_A_FRIEND_DEPTH`, `^\d+$` else 0, as docs/CONTRACT.md §3 step 8 reads it). */
 function runAtDepthOf(depth, work) {
     return backendDepth.run(/^\d+$/.test(depth) ? Number(depth) : 0, work);
 }

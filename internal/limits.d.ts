@@ -1,7 +1,7 @@
 import type { SandboxMode } from './options.js';
 /**
- * The contract's defaults and limits (SPEC 2), as the core has them (a test compares the two),
- * written out so that importing the package loads no native code.
+ * The contract's defaults and limits (docs/CONTRACT.md §2), as the core has them (a test compares
+ * the two), written out so that importing the package loads no native code.
  */
 export declare const DEFAULT_TIMEOUT_SECONDS: number;
 export declare const DEFAULT_BACKEND: string;

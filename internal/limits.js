@@ -2,8 +2,8 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MAX_OUTPUT_BYTES = exports.MAX_PROMPT_BYTES = exports.MAX_DIFF_BYTES = exports.MAX_CONTEXT_FILE_BYTES = exports.MAX_RELAY_DEPTH = exports.DEFAULT_SANDBOX = exports.DEFAULT_BACKEND = exports.DEFAULT_TIMEOUT_SECONDS = void 0;
 /**
- * The contract's defaults and limits (SPEC 2), as the core has them (a test compares the two),
- * written out so that importing the package loads no native code.
+ * The contract's defaults and limits (docs/CONTRACT.md §2), as the core has them (a test compares
+ * the two), written out so that importing the package loads no native code.
  */
 exports.DEFAULT_TIMEOUT_SECONDS = 600;
 exports.DEFAULT_BACKEND = 'codex';

@@ -42,16 +42,16 @@ export interface RelayOptions {
      */
     onChunk?: ((text: string) => void) | null;
     /**
-     * A JSON Schema (an object, or its JSON text) the answer must match (SPEC 13): asked of the
-     * backend (at the end of the prompt, and through its native structured output where it has
-     * one), then checked; a mismatch rejects with `ERR_SCHEMA` naming the first violation's path.
-     * The answer stays a string: the JSON text.
+     * A JSON Schema (an object, or its JSON text) the answer must match (docs/CONTRACT.md §13): asked
+     * of the backend (at the end of the prompt, and through its native structured output where it has
+     * one), then checked; a mismatch rejects with `ERR_SCHEMA` naming the first violation's path. The
+     * answer stays a string: the JSON text.
      */
     schema?: string | object | null;
     /**
-     * A label of yours for a conversation with this backend in this repository (SPEC 12): the
-     * first call starts it, later calls continue it (the backend's own session, or a replay of
-     * the earlier turns). Kept in the session store (see `listSessions()`).
+     * A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
+     * §12): the first call starts it, later calls continue it (the backend's own session, or a replay
+     * of the earlier turns). Kept in the session store (see `listSessions()`).
      */
     session?: string | null;
     /** The backend's own session id to attach to (adopted under `session` when both are given). */
@@ -106,9 +106,9 @@ export interface ReviewRelayOptions {
     /** As `RelayOptions.schema`; a review with a schema takes the generic path (diff in the prompt). */
     schema?: string | object | null;
     /**
-     * Ask for a verdict (SPEC 13): the answer is upstream's verdict envelope (`schema_version` 1)
-     * as JSON text, checked against its schema and its findings (see `parseVerdict()`). Not with
-     * `schema`.
+     * Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
+     * phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
+     * findings (see `parseVerdict()`). Not with `schema`.
      * @default false
      */
     verdict?: boolean | null;
@@ -131,12 +131,12 @@ export interface Parsed<T> {
     onWarning?: (message: string) => void;
     onChunk?: (text: string) => void;
     dryRun: boolean;
-    /** The first of checks 1 and 2 (SPEC 3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
+    /** The first of checks 1 and 2 (docs/CONTRACT.md §3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
     refused?: RelayError;
 }
 export declare function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions>;
 export declare function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>;
-/** `relayAll()` options (SPEC 15): those of `relay()`, with `backends` in place of `backend`. */
+/** `relayAll()` options (docs/CONTRACT.md §15): those of `relay()`, with `backends` in place of `backend`. */
 export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal'> {
     /**
      * The backends to ask, all at once, each on the same envelope; at least one. The results come

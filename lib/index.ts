@@ -91,12 +91,11 @@ export async function relay(options: RelayOptions | DryRunRelayOptions): Promise
 }
 
 /**
- * `relay()` as an async generator (SPEC 10): the same checks in the same order (a failed one
- * rejects the first `next()`), then the answer's text as the backend produces it; its return
- * value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
- * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the
- * backend. At most 1 MiB of unread text is held: past that the backend is not read until you
- * catch up.
+ * `relay()` as an async generator (docs/CONTRACT.md §10): the same checks in the same order (a
+ * failed one rejects the first `next()`), then the answer's text as the backend produces it; its
+ * return value is the final answer, exactly what `relay()` resolves with. Nothing starts before the
+ * first `next()`; `break`, `return()`, `throw()` or the signal abort the run and stop the backend.
+ * At most 1 MiB of unread text is held: past that the backend is not read until you catch up.
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
   const parsed = internals().options.nativeRelayOptions(options)
@@ -107,10 +106,10 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
 }
 
 /**
- * Asks several backends at once (SPEC 15): the checks, context, diff and envelope are done once
- * and shared; the backends run concurrently and each settles on its own, so the call takes as
- * long as the slowest one and one failure does not affect the others. Resolves with one result
- * per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
+ * Asks several backends at once (docs/CONTRACT.md §15): the checks, context, diff and envelope are
+ * done once and shared; the backends run concurrently and each settles on its own, so the call
+ * takes as long as the slowest one and one failure does not affect the others. Resolves with one
+ * result per backend, in the order of `backends`: `{ backend, ok: true, answer }` or
  * `{ backend, ok: false, error }` (a `RelayError`).
  *
  * What depends on the backend fails that backend alone: a name nobody registered
@@ -138,7 +137,7 @@ export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOpti
   return internals().calls.callNative(parsed, (caller) => internals().native.binding.reviewRelay(native, caller))
 }
 
-/** A session in the store (SPEC 12). */
+/** A session in the store (docs/CONTRACT.md §12). */
 export interface SessionInfo {
   /** Your label. */
   label: string
@@ -172,10 +171,11 @@ export async function pruneSessions(olderThanDays: number): Promise<string[]> {
 }
 
 /**
- * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any
- * model's answer, also inside a ```json fence) and checks it as upstream does: the shape, and a
- * verdict consistent with the findings (a blocker or important finding requires `iterate`;
- * `abstain` only with no findings). Throws a `RelayError` with `ERR_SCHEMA` saying what is wrong.
+ * Reads a verdict envelope (the text `reviewRelay({ verdict: true })` resolves with, or any model's
+ * answer, also inside a ```json fence) and checks it as upstream (the phone-a-friend v4.1.1 CLI)
+ * does (docs/CONTRACT.md §13): the shape, and a verdict consistent with the findings (a blocker or
+ * important finding requires `iterate`; `abstain` only with no findings). Throws a `RelayError`
+ * with `ERR_SCHEMA` saying what is wrong.
  */
 export function parseVerdict(text: string): Verdict {
   const raw = internals().options.stringArgument(text, 'text')

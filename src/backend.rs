@@ -67,13 +67,14 @@ pub struct RunRequest {
     /// backends name no model then, see [`named_model`]).
     pub model: Option<String>,
     pub env: Env,
-    /// The JSON Schema the answer must match (SPEC 13): already in the prompt; a backend with a
-    /// native mechanism passes it on too. The relay checks the answer either way.
+    /// The JSON Schema the answer must match (docs/CONTRACT.md §13): already in the prompt; a
+    /// backend with a native mechanism passes it on too. The relay checks the answer either way.
     pub schema: Option<Arc<Schema>>,
-    /// The run belongs to a session (SPEC 12): what to replay or resume, and where to report the
-    /// backend's own session id.
+    /// The run belongs to a session (docs/CONTRACT.md §12): what to replay or resume, and where to
+    /// report the backend's own session id.
     pub session: Option<SessionTurn>,
-    /// Where the answer's text goes as it is produced (SPEC 10); discards when nobody streams.
+    /// Where the answer's text goes as it is produced (docs/CONTRACT.md §10); discards when nobody
+    /// streams.
     pub chunks: ChunkSink,
     /// Opaque to the core: lets the bindings match a backend call with the call that made it.
     pub call_tag: u32,
@@ -99,7 +100,7 @@ pub struct ReviewRequest {
     pub prompt: Option<String>,
     /// A review with a schema (a verdict's too) takes the generic path: see [`RunRequest::schema`].
     pub schema: Option<Arc<Schema>>,
-    /// The answer must be a consistent verdict envelope (SPEC 13).
+    /// The answer must be a consistent verdict envelope (docs/CONTRACT.md §13).
     pub verdict: bool,
     /// See [`RunRequest::chunks`].
     pub chunks: ChunkSink,
@@ -192,7 +193,7 @@ pub trait Backend: Send + Sync {
         false
     }
 
-    /// How this backend continues a conversation (SPEC 12).
+    /// How this backend continues a conversation (docs/CONTRACT.md §12).
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::Unsupported
     }

@@ -1,6 +1,6 @@
-//! One deadline per call (SPEC 14): the relay's `timeoutSeconds`, counted from the call, and the
-//! caller's cancellation. Every wait, read and child process of the call is bounded by it, from
-//! the first `stat` of preparation to the backend's last byte.
+//! One deadline per call (docs/CONTRACT.md §14): the relay's `timeoutSeconds`, counted from the
+//! call, and the caller's cancellation. Every wait, read and child process of the call is bounded
+//! by it, from the first `stat` of preparation to the backend's last byte.
 
 use std::future::Future;
 use std::io;

@@ -1,4 +1,4 @@
-//! The prompt envelope every backend receives (SPEC 6), byte for byte.
+//! The prompt envelope every backend receives (docs/CONTRACT.md §6), byte for byte.
 
 use crate::errors::{RelayError, Subject};
 use crate::limits::MAX_PROMPT_BYTES;

@@ -1,4 +1,4 @@
-//! The one error enum of the relay: stable codes (SPEC 7) and exact message texts.
+//! The one error enum of the relay: stable codes (docs/CONTRACT.md §7) and exact message texts.
 
 use std::fmt;
 
@@ -98,10 +98,11 @@ pub enum RelayError {
     /// or the check of its answer against a schema).
     #[error("Relay timed out after {after}s while {during}")]
     Timeout { after: String, during: &'static str },
-    /// A session that cannot be used as asked (SPEC 12).
+    /// A session that cannot be used as asked (docs/CONTRACT.md §12).
     #[error("{0}")]
     Session(String),
-    /// A schema that is not one, or an answer (or verdict) that does not match it (SPEC 13).
+    /// A schema that is not one, or an answer (or verdict) that does not match it (docs/CONTRACT.md
+    /// §13).
     #[error("{0}")]
     Schema(String),
     /// A failure reported by a backend, with the backend's own message.

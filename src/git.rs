@@ -1,7 +1,7 @@
-//! The git helpers (SPEC 5). git runs as a subprocess, never through a shell, in its own process
-//! group, bounded by the call's deadline: killed (the whole group) and reaped when the deadline
-//! passes or the call is cancelled or dropped. Its output is read through a bounded buffer, so a
-//! diff of any size ends in an exact `ERR_TOO_LARGE`.
+//! The git helpers (docs/CONTRACT.md §5). git runs as a subprocess, never through a shell, in its
+//! own process group, bounded by the call's deadline: killed (the whole group) and reaped when the
+//! deadline passes or the call is cancelled or dropped. Its output is read through a bounded
+//! buffer, so a diff of any size ends in an exact `ERR_TOO_LARGE`.
 //!
 //! A repository's own configuration must not run programs (relaying an untrusted checkout would
 //! execute it), so every run neutralises what could: see [`NEUTRAL_OPTIONS`], [`DIFF_OPTIONS`],

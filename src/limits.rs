@@ -1,4 +1,5 @@
-//! The contract's defaults and size limits (SPEC 2), shared by the core and the bindings.
+//! The contract's defaults and size limits (docs/CONTRACT.md §2), shared by the core and the
+//! bindings.
 
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
 pub const DEFAULT_BACKEND: &str = "codex";

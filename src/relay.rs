@@ -1,4 +1,5 @@
-//! `relay()` and `reviewRelay()`: the order of checks (SPEC 3 and 4), then the backend.
+//! `relay()` and `reviewRelay()`: the order of checks (docs/CONTRACT.md §3 and §4), then the
+//! backend.
 //! One deadline per call, started when the call is made, bounds everything: the context file's
 //! reads and every git run of preparation (on the call's task, never a thread of their own),
 //! then the backend, which is handed what is left of it.
@@ -542,9 +543,10 @@ fn native_review(
         .flatten()
 }
 
-/// A schema-checked answer is its JSON text; a verdict is also checked against its findings
-/// (and written back compact, as upstream does). The check runs where the call's deadline and
-/// abort stop waiting for it: a schema's patterns over a large answer can take long.
+/// A schema-checked answer is its JSON text; a verdict is also checked against its findings (and
+/// written back compact, as upstream, the phone-a-friend v4.1.1 CLI, does: docs/CONTRACT.md §13).
+/// The check runs where the call's deadline and abort stop waiting for it: a schema's patterns
+/// over a large answer can take long.
 pub(crate) async fn checked(
     answer: String,
     schema: Option<&Arc<Schema>>,

@@ -1,4 +1,4 @@
-//! `relayAll()` (SPEC 15): one preparation, several backends at once.
+//! `relayAll()` (docs/CONTRACT.md §15): one preparation, several backends at once.
 //!
 //! The checks that do not depend on the backend (prompt, timeout, repository, context, diff,
 //! sizes, depth) run once and reject the whole call, as `relay()` would, whatever the backends.

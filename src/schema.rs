@@ -1,6 +1,6 @@
-//! Structured output (SPEC 13): a JSON Schema given with a call is compiled once (a schema that
-//! is not one fails before anything runs), asked of the backend, and the answer is checked
-//! against it here, whatever the backend claims to enforce.
+//! Structured output (docs/CONTRACT.md §13): a JSON Schema given with a call is compiled once (a
+//! schema that is not one fails before anything runs), asked of the backend, and the answer is
+//! checked against it here, whatever the backend claims to enforce.
 
 use std::fmt;
 
@@ -104,8 +104,8 @@ impl Schema {
         &self.value
     }
 
-    /// What the envelope ends with when a schema is asked for (upstream's words), for every
-    /// backend: those with a native mechanism get it too.
+    /// What the envelope ends with when a schema is asked for (in the words of upstream, the
+    /// phone-a-friend v4.1.1 CLI), for every backend: those with a native mechanism get it too.
     pub fn prompt_suffix(&self) -> String {
         format!(
             "\n\nRespond with JSON only. The response must match this JSON Schema exactly:\n{}",

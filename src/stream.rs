@@ -1,8 +1,8 @@
-//! The answer as the backend produces it (SPEC 10): backends send text to a [`ChunkSink`]; a
-//! streaming caller reads it from the [`ChunkSource`]. At most [`MAX_UNREAD_BYTES`] of text
-//! wait unread: past that, `send` waits, so the backend stops reading its pipe or HTTP body
-//! until the consumer catches up. `relay()` gives backends a sink that keeps nothing, so the
-//! streaming and the non-streaming call run the same backend code.
+//! The answer as the backend produces it (docs/CONTRACT.md §10): backends send text to a
+//! [`ChunkSink`]; a streaming caller reads it from the [`ChunkSource`]. At most
+//! [`MAX_UNREAD_BYTES`] of text wait unread: past that, `send` waits, so the backend stops reading
+//! its pipe or HTTP body until the consumer catches up. `relay()` gives backends a sink that keeps
+//! nothing, so the streaming and the non-streaming call run the same backend code.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

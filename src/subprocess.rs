@@ -1,6 +1,6 @@
-//! Runs one CLI as a child process, the way every subprocess backend needs it (SPEC 8): no
-//! shell, its own process group, stdin written while stdout and stderr are read, output kept
-//! up to a limit and counted past it, and the whole group killed on timeout, cancellation or
+//! Runs one CLI as a child process, the way every subprocess backend needs it (docs/CONTRACT.md
+//! §8): no shell, its own process group, stdin written while stdout and stderr are read, output
+//! kept up to a limit and counted past it, and the whole group killed on timeout, cancellation or
 //! drop, so no grandchild outlives the call.
 
 use std::collections::{BTreeMap, VecDeque};

@@ -1,6 +1,6 @@
-//! Review verdicts (SPEC 13), in upstream's envelope (`schema_version` 1) and by its rule: the
-//! verdict follows from the findings' severities, and a model whose verdict contradicts its own
-//! findings is malformed output, never trusted.
+//! Review verdicts (docs/CONTRACT.md §13), in the envelope of upstream, the phone-a-friend v4.1.1
+//! CLI (`schema_version` 1), and by its rule: the verdict follows from the findings' severities,
+//! and a model whose verdict contradicts its own findings is malformed output, never trusted.
 
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -1,6 +1,6 @@
 //! Property-based tests of the text rules the relay must share with JavaScript and the Ollama CLI:
-//! the bounded, lossy, JS-trim-aware reader, the prompt envelope (SPEC 6), `String(n)` for
-//! numbers and `OLLAMA_HOST` parsing (SPEC 8).
+//! the bounded, lossy, JS-trim-aware reader, the prompt envelope (docs/CONTRACT.md §6), `String(n)`
+//! for numbers and `OLLAMA_HOST` parsing (docs/BACKENDS.md §5).
 //!
 //! Every expectation comes from a reference model written here, from the specs, without calling
 //! the code under test. Case counts are kept small so the file runs in seconds in a debug build,
@@ -106,8 +106,9 @@ fn ref_prefix(text: &str, limit: usize) -> &str {
     &text[..end]
 }
 
-/// The envelope as SPEC 6 lays it out: the fixed lines, the trimmed request, then each optional
-/// section (only when its trimmed body is non-empty) after one empty line; the whole text trimmed.
+/// The envelope as docs/CONTRACT.md §6 lays it out: the fixed lines, the trimmed request, then each
+/// optional section (only when its trimmed body is non-empty) after one empty line; the whole text
+/// trimmed.
 fn ref_envelope(repo: &str, request: &str, context: &str, diff: &str) -> String {
     let mut text = String::new();
     text.push_str(
@@ -490,7 +491,7 @@ proptest! {
         prop_assert_eq!(measured.within(Subject::ContextFile, limit).is_err(), reference.len() > limit);
     }
 
-    /// The envelope is the SPEC 6 text, byte for byte.
+    /// The envelope is the docs/CONTRACT.md §6 text, byte for byte.
     #[test]
     fn envelope_is_built_by_spec_6(
         repo in envelope_text(),

@@ -13,7 +13,8 @@
  *
  * A tool call can be scripted (`setTool`): a model request that offers that tool and carries no
  * tool result yet is answered with a short text and a call of it; the request that brings the
- * result back gets the answer. BACKENDS-2.md describes both wire formats.
+ * result back gets the answer. This works in the two protocols with tools, Anthropic Messages
+ * (claude) and OpenAI chat completions (opencode).
  *
  * Every request is recorded in `requests` (model requests with the prompt they carried). Anything
  * else is answered with a 404 JSON error and recorded as `other`, so an unexpected call shows up.

@@ -10,7 +10,7 @@ import { printable, printableJson, printableLines } from './printable.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
 
-/** Exit codes of SPEC 9; a stop from outside has its own (lifetime.ts). */
+/** Exit codes of docs/CONTRACT.md §9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
 const EXIT_USAGE = 2
 
@@ -161,7 +161,7 @@ function readStdin(signal: AbortSignal): Promise<string> {
 interface Request {
   review: boolean
   options: RelayOptions & ReviewRelayOptions
-  /** `--to a,b`: the backends to ask at once (SPEC 15); undefined for one. */
+  /** `--to a,b`: the backends to ask at once (docs/CONTRACT.md §15); undefined for one. */
   backends?: string[]
 }
 
@@ -273,9 +273,9 @@ function printError(error: unknown, json: boolean): void {
 }
 
 /**
- * `--to a,b` (SPEC 15): asks every backend at once. Each answer goes to stdout under a header
- * (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>] (<backend>):
- * <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
+ * `--to a,b` (docs/CONTRACT.md §15): asks every backend at once. Each answer goes to stdout under a
+ * header (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>]
+ * (<backend>): <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
  */
 async function relayToSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, stopSpinner: () => void): Promise<number> {
   const { backend: _one, ...options } = request.options
@@ -319,10 +319,10 @@ function drained(stream: NodeJS.WriteStream, signal: AbortSignal): Promise<void>
 }
 
 /**
- * Runs the request, printing the answer as it comes (SPEC 10); resolves with the final answer.
- * A relay goes through relayStream(), so a reader slower than the backend holds the backend back
- * (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever the
- * backend sends). A review has no generator in the API, only onChunk.
+ * Runs the request, printing the answer as it comes (docs/CONTRACT.md §10); resolves with the final
+ * answer. A relay goes through relayStream(), so a reader slower than the backend holds the backend
+ * back (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever
+ * the backend sends). A review has no generator in the API, only onChunk.
  */
 async function streamAnswer(library: typeof import('../index.js'), request: Request, printer: AnswerPrinter, signal: AbortSignal): Promise<string> {
   if (request.review) return library.reviewRelay({ ...request.options, onChunk: (text) => void printer.write(text) })
@@ -477,8 +477,8 @@ function printUsageError(error: UsageError, json: boolean): void {
 }
 
 /**
- * `phone-a-friend mcp` (SPEC 16): the MCP server on stdin and stdout, until the client closes
- * stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
+ * `phone-a-friend mcp` (docs/CONTRACT.md §16): the MCP server on stdin and stdout, until the client
+ * closes stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
  * here may touch `process.stdin` or `process.stdout` (not even to listen for their errors).
  */
 async function runMcp(argv: string[]): Promise<number> {

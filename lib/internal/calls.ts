@@ -194,8 +194,9 @@ export async function callNativeAll(options: CallOptions, start: (caller: Native
 }
 
 /**
- * Runs one native streaming call (SPEC 10): yields its chunks as they come, returns the final
- * answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its backend.
+ * Runs one native streaming call (docs/CONTRACT.md §10): yields its chunks as they come, returns
+ * the final answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its
+ * backend.
  */
 export async function* streamNative(options: CallOptions, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined> {
   const call = openCall(options)

@@ -12,7 +12,7 @@ export function currentBackendDepth(): number | undefined {
   return backendDepth.getStore()
 }
 
-/** Runs a JS backend's `run()`/`review()` at the depth its relay gave it (its `PHONE_A_FRIEND_DEPTH`, `^\d+$` else 0, as SPEC 3 step 8 reads it). */
+/** Runs a JS backend's `run()`/`review()` at the depth its relay gave it (its `PHONE_A_FRIEND_DEPTH`, `^\d+$` else 0, as docs/CONTRACT.md §3 step 8 reads it). */
 export function runAtDepthOf<T>(depth: string, work: () => T): T {
   return backendDepth.run(/^\d+$/.test(depth) ? Number(depth) : 0, work)
 }

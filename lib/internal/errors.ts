@@ -1,4 +1,4 @@
-/** Every code a `RelayError` can carry (SPEC 7). */
+/** Every code a `RelayError` can carry (docs/CONTRACT.md §7). */
 export type RelayErrorCode =
   | 'ERR_PROMPT_REQUIRED'
   | 'ERR_INVALID_TIMEOUT'

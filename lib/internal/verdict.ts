@@ -1,4 +1,4 @@
-/** A review's verdict (SPEC 13), in upstream's envelope (`schema_version` 1). */
+/** A review's verdict (docs/CONTRACT.md §13), in the envelope of upstream, the phone-a-friend v4.1.1 CLI (`schema_version` 1). */
 export interface Verdict {
   schema_version: 1
   /** Follows from the findings: any blocker or important finding means `iterate`; `abstain` only without findings. */

@@ -1,5 +1,6 @@
-//! The claude CLI (Claude Code, BACKENDS-2.md): `claude -p` with the envelope on stdin, cwd = the
-//! repository (also named with `--add-dir`), the sandbox mode as a tool policy, no session kept.
+//! The claude CLI (Claude Code, docs/BACKENDS.md §3): `claude -p` with the envelope on stdin, cwd =
+//! the repository (also named with `--add-dir`), the sandbox mode as a tool policy, no session
+//! kept.
 //!
 //! When somebody streams, `--output-format stream-json --verbose --include-partial-messages`
 //! prints one JSON event per line: the model's text arrives in `stream_event` lines holding the
@@ -41,8 +42,9 @@ const READ_TOOLS: &str = "Read,Grep,Glob";
 /// `workspace-write` also offers the file-editing tools (no shell, no web).
 const WRITE_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
 
-/// Variables that tell claude it runs inside another Claude Code session (upstream's host guard;
-/// 2.1.330 no longer refuses to start on them, so removing them only keeps the child clean).
+/// Variables that tell claude it runs inside another Claude Code session (the host guard of
+/// upstream, the phone-a-friend v4.1.1 CLI; 2.1.330 no longer refuses to start on them, so removing
+/// them only keeps the child clean).
 const HOST_SESSION_VARS: [&str; 2] = ["CLAUDECODE", "CLAUDE_CODE_SESSION"];
 
 /// Largest schema passed with `--json-schema` (Linux caps one argument at 128 KiB).
@@ -284,7 +286,8 @@ fn args(request: &RunRequest) -> Vec<OsString> {
         .map(OsString::from),
     );
     if request.session.is_some() {
-        // `--session-id <uuid>` starts a session, `--resume <uuid>` continues it (BACKENDS-2).
+        // `--session-id <uuid>` starts a session, `--resume <uuid>` continues it
+        // (docs/BACKENDS.md §3).
         args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
     } else {
         // Nothing written to ~/.claude/projects for a one-off relay.

@@ -1,4 +1,4 @@
-//! The codex CLI (BACKENDS.md): `codex exec … -` with the envelope on stdin, and the native
+//! The codex CLI (docs/BACKENDS.md §1): `codex exec … -` with the envelope on stdin, and the native
 //! `codex exec … review --base B`. The answer is the `--output-last-message` file.
 //!
 //! `--json` prints one JSON event per line on stdout; each assistant message arrives whole as

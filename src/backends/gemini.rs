@@ -1,5 +1,6 @@
-//! The gemini CLI (BACKENDS.md): the envelope on stdin, cwd = the repository (its workspace, never
-//! named in argv), the sandbox mode as an approval mode. Never `--sandbox`: it needs a container runtime most machines lack.
+//! The gemini CLI (docs/BACKENDS.md §2): the envelope on stdin, cwd = the repository (its
+//! workspace, never named in argv), the sandbox mode as an approval mode. Never `--sandbox`: it
+//! needs a container runtime most machines lack.
 //!
 //! `--output-format stream-json` prints one JSON event per line; the assistant's text comes in
 //! `{"type":"message","role":"assistant","content":…,"delta":true}` events, streamed as they

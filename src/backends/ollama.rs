@@ -120,7 +120,7 @@ impl Backend for OllamaBackend {
 struct ChatRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
-    /// The session's earlier turns (a replay, SPEC 12), then the envelope.
+    /// The session's earlier turns (a replay, docs/CONTRACT.md §12), then the envelope.
     messages: Vec<ChatMessage<'a>>,
     stream: bool,
     /// Ollama's structured output: the JSON Schema itself.

@@ -180,7 +180,7 @@ mod tests {
                 "https://example.com:443/ollama",
             ),
             ("ollama.com", "https://ollama.com:443"),
-            // The examples of SPEC 8 and more edges.
+            // The examples of docs/BACKENDS.md §5 and more edges.
             ("127.0.0.1:9000", "http://127.0.0.1:9000"),
             ("0.0.0.0", "http://0.0.0.0:11434"),
             ("https://h", "https://h:443"),

@@ -1,4 +1,4 @@
-//! The opencode CLI (BACKENDS-2.md): `opencode run --format json` with the envelope on stdin,
+//! The opencode CLI (docs/BACKENDS.md §4): `opencode run --format json` with the envelope on stdin,
 //! cwd = the repository (also `--dir`), a fixed `--title` (without one opencode first asks the
 //! model for a title), the sandbox mode as a permission policy in `OPENCODE_PERMISSION`. The
 //! provider and model come from the user's opencode config, or `model` (`provider/model`).
@@ -78,7 +78,7 @@ fn args(request: &RunRequest) -> Vec<OsString> {
     if permission(&request.sandbox).is_none() {
         args.push("--auto".into());
     }
-    // `--session <id>` continues a session (its id from the first run's events, BACKENDS-2).
+    // `--session <id>` continues a session (its id from the first run's events).
     if let Some(id) = request.session.as_ref().and_then(|s| s.resume.as_deref()) {
         args.extend(["--session".into(), id.into()]);
     }

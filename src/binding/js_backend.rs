@@ -66,7 +66,8 @@ pub struct BackendCall {
     pub review_prompt: Option<String>,
     /// The JSON Schema's text the answer must match (it is in the prompt too).
     pub schema: Option<String>,
-    /// In a session (SPEC 12): the backend's own session to continue (`native-session`).
+    /// In a session (docs/CONTRACT.md §12): the backend's own session to continue
+    /// (`native-session`).
     pub session_id: Option<String>,
     /// The earlier turns as a JSON array of `{ role, content }` (`transcript-replay`).
     pub session_history: Option<String>,

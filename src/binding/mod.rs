@@ -80,7 +80,7 @@ pub struct NativeCaller {
     /// thread, where `process.env` is the process's environment: it is read here, on the JS
     /// thread, far faster than JS can copy `process.env`.
     pub env: Option<String>,
-    /// The depth of the JS backend making this call, when it is one (SPEC 3 step 8).
+    /// The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8).
     pub depth: Option<u32>,
     pub cwd: String,
     pub call_tag: u32,
@@ -243,8 +243,9 @@ pub fn git_diff_base(
         .map_err(|e| errors::relay_error(&e))
 }
 
-/// A verdict envelope checked as upstream's `parseVerdict` does, written back as compact JSON
-/// (the wrapper parses it); `ERR_SCHEMA` says what is wrong.
+/// A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
+/// does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
+/// says what is wrong.
 #[napi]
 pub fn parse_verdict(text: String) -> Result<String> {
     crate::verdict::parse(&text)

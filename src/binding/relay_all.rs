@@ -1,5 +1,6 @@
-//! `relayAll()` (SPEC 15): one promise for the whole call; each backend's failure travels as
-//! the marked payload a rejection would carry, for the wrapper to turn into a `RelayError`.
+//! `relayAll()` (docs/CONTRACT.md §15): one promise for the whole call; each backend's failure
+//! travels as the marked payload a rejection would carry, for the wrapper to turn into a
+//! `RelayError`.
 
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;

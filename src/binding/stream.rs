@@ -1,8 +1,8 @@
-//! Streaming calls (SPEC 10) for the JS wrapper's `relayStream()` and `onChunk`: `start` runs
-//! the relay on the runtime with a chunk channel and returns an id; each `streamNext(id)` waits
-//! for the next chunk, then, once the run ended, for its answer or failure; `streamCancel(id)`
-//! aborts it. The wrapper owns the order (one `streamNext` at a time) and always ends a stream
-//! with its last step or a cancel.
+//! Streaming calls (docs/CONTRACT.md §10) for the JS wrapper's `relayStream()` and `onChunk`:
+//! `start` runs the relay on the runtime with a chunk channel and returns an id; each
+//! `streamNext(id)` waits for the next chunk, then, once the run ended, for its answer or failure;
+//! `streamCancel(id)` aborts it. The wrapper owns the order (one `streamNext` at a time) and always
+//! ends a stream with its last step or a cancel.
 
 use std::collections::HashMap;
 use std::future::Future;

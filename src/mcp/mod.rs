@@ -1,6 +1,6 @@
-//! The MCP server (SPEC 16): `phone-a-friend mcp` serves `relay`, `review` and `backends` over
-//! the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of napi: the
-//! bindings only hand it the process's stdio, environment and working directory.
+//! The MCP server (docs/CONTRACT.md §16): `phone-a-friend mcp` serves `relay`, `review` and
+//! `backends` over the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of
+//! napi: the bindings only hand it the process's stdio, environment and working directory.
 
 mod doctor;
 mod server;

@@ -1,6 +1,7 @@
-//! The session store: `sessions.json`, a JSON array in upstream's format, in
-//! `PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend` (empty counts as unset), else
-//! `~/.config/phone-a-friend`, all read from the call's environment.
+//! The session store: `sessions.json`, a JSON array in the format of upstream, the phone-a-friend
+//! v4.1.1 CLI (docs/CONTRACT.md §12), in `PHONE_A_FRIEND_HOME`, else
+//! `$XDG_CONFIG_HOME/phone-a-friend` (empty counts as unset), else `~/.config/phone-a-friend`, all
+//! read from the call's environment.
 //!
 //! No update is ever lost: every change takes an exclusive `flock` on `sessions.lock` beside
 //! it, reads the file, changes it and writes it back atomically (a temp file, fsync, rename,

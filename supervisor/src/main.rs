@@ -1,5 +1,5 @@
-//! The process supervisor (SPEC 14): the relay starts every CLI backend through it, so that
-//! nothing the backend starts outlives the relay, whatever happens to the host.
+//! The process supervisor (docs/CONTRACT.md §14): the relay starts every CLI backend through it, so
+//! that nothing the backend starts outlives the relay, whatever happens to the host.
 //!
 //! It is a child subreaper, so every descendant of the backend, also one that called `setsid()`
 //! or double-forked, stays below it. It watches the Node process through a pidfd (not

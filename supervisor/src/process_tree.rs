@@ -1,6 +1,6 @@
 //! The processes below a given one, read from `/proc`. A process group is not enough to find
 //! what a backend started: the claude and opencode CLIs run their tool commands in new sessions
-//! (BACKENDS-2.md, "Process tree"), and daemons double-fork away from their parent. Under a
+//! (docs/BACKENDS.md §3 and §4), and daemons double-fork away from their parent. Under a
 //! child subreaper every such orphan is re-parented to the subreaper, so the parent links
 //! always lead back to it.
 
