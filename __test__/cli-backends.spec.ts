@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, checkBackends, relay, reviewRelay } from '@phone-a-friend/relay'
+import { _resetRegistry, checkBackends, listSessions, relay, reviewRelay } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli.js'
 import { isAlive } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
@@ -273,6 +273,45 @@ describe('gemini', () => {
       backend: 'gemini',
     })
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024)
+  })
+})
+
+describe('a resumed session is the one asked for', () => {
+  const answers: Record<string, string> = { codex: 'All good 😀', gemini: 'Hello, wörld 😀!', claude: 'All good 😀', opencode: 'All good 😀' }
+  let home: string
+  let savedHome: string | undefined
+
+  beforeEach(() => {
+    fake.restore()
+    fake = new FakeClis(['codex', 'gemini', 'claude', 'opencode']).mode('events')
+    savedHome = process.env.PHONE_A_FRIEND_HOME
+    home = mkdtempSync(join(tmpdir(), 'paf-home-'))
+    process.env.PHONE_A_FRIEND_HOME = home
+  })
+
+  afterEach(() => {
+    if (savedHome === undefined) delete process.env.PHONE_A_FRIEND_HOME
+    else process.env.PHONE_A_FRIEND_HOME = savedHome
+    rmSync(home, { recursive: true, force: true })
+  })
+
+  it.each(Object.keys(answers))('%s: a CLI that continues another session fails with ERR_SESSION; the session stays as it was', async (backend) => {
+    const options = { prompt: 'p', repoPath: repo.path, backend, session: 'talk', onWarning: () => undefined }
+    fake.sessionId('first-session')
+    await expect(relay(options)).resolves.toBe(answers[backend])
+    expect(await listSessions()).toMatchObject([{ label: 'talk', backendSessionId: 'first-session' }])
+    await expect(relay(options)).resolves.toBe(answers[backend])
+    expect(fake.args()).toContain('first-session')
+    // Asked to resume first-session, the CLI reports another one: resumed the wrong
+    // conversation, or quietly started a fresh one.
+    fake.sessionId('another-session')
+    await expect(relay(options)).rejects.toMatchObject({
+      code: 'ERR_SESSION',
+      message:
+        'Session talk continues backend session first-session, but the backend reported session another-session: its answer is not returned and the session is not saved',
+    })
+    expect(fake.args()).toContain('first-session')
+    expect(await listSessions()).toMatchObject([{ label: 'talk', backendSessionId: 'first-session' }])
   })
 })
 

@@ -427,13 +427,11 @@ pub async fn relay(
     let schema = request.schema.clone();
     // Kept for the session's history only when there is a session.
     let prompt = session.as_ref().map(|_| request.prompt.clone());
-    let answer = checked(
-        run_backend(backend, request, &deadline).await?,
-        schema.as_ref(),
-        false,
-        &deadline,
-    )
-    .await?;
+    let answer = run_backend(backend, request, &deadline).await?;
+    if let Some(session) = &session {
+        sessions::check_resumed(&session.label, &session.turn)?;
+    }
+    let answer = checked(answer, schema.as_ref(), false, &deadline).await?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
         // The answer is the caller's now: a save the call's deadline or abort stops (the store's
         // lock held elsewhere) is a warning.

@@ -14,15 +14,19 @@ event() { printf '%s\n' "$1"; if [ -n "$FAKE_GAP" ]; then sleep "$FAKE_GAP"; fi;
 case "$FAKE_MODE" in
   events|events-no-file)
     if [ "$cli" = gemini ]; then
-      event '{"type":"init","timestamp":"t","session_id":"s1","model":"m"}'
+      event "{\"type\":\"init\",\"timestamp\":\"t\",\"session_id\":\"${FAKE_SESSION_ID:-s1}\",\"model\":\"m\"}"
       event '{"type":"message","timestamp":"t","role":"user","content":"the prompt"}'
       event '{"type":"message","timestamp":"t","role":"assistant","content":"  Hel","delta":true}'
       event 'not an event'
       event '{"type":"message","timestamp":"t","role":"assistant","content":"lo, wörld 😀","delta":true}'
       event '{"type":"message","timestamp":"t","role":"assistant","content":"!\n","delta":true}'
       event '{"type":"result","timestamp":"t","status":"success","stats":{}}'
+    elif [ "$cli" = claude ]; then
+      event "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"  All good 😀\\n\",\"session_id\":\"${FAKE_SESSION_ID:-fake-session}\"}"
+    elif [ "$cli" = opencode ]; then
+      event "{\"type\":\"text\",\"sessionID\":\"${FAKE_SESSION_ID:-ses_fake}\",\"part\":{\"messageID\":\"m1\",\"type\":\"text\",\"text\":\"All good 😀\"}}"
     else
-      event '{"type":"thread.started","thread_id":"fake-thread"}'
+      event "{\"type\":\"thread.started\",\"thread_id\":\"${FAKE_SESSION_ID:-fake-thread}\"}"
       event '{"type":"turn.started"}'
       event '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Looking."}}'
       event '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a.txt\n","exit_code":0,"status":"completed"}}'

@@ -36,7 +36,8 @@ export type FakeMode =
    * JSON events on stdout, one a line, as the real CLI prints them (`FAKE_GAP` seconds apart, if
    * set). gemini: three assistant deltas (`'  Hel'`, `'lo, wörld 😀'`, `'!\n'`) and a line
    * that is not an event; codex: two agent messages (`'Looking.'`, `'  All good 😀\n'`) around
-   * a command, the last one also in the answer file.
+   * a command, the last one also in the answer file; claude: a `result` event (`'  All good 😀\n'`);
+   * opencode: one text part (`'All good 😀'`). Each names its session as `sessionId()` says.
    */
   | 'events'
   /** gemini's stream-json: 64 assistant deltas of 64 KiB (4 MiB), then `finished` in the log. */
@@ -52,7 +53,7 @@ export type FakeMode =
 export class FakeClis {
   readonly bin = mkdtempSync(join(tmpdir(), 'paf-bin-'))
   readonly log = mkdtempSync(join(tmpdir(), 'paf-log-'))
-  private readonly saved = { PATH: process.env.PATH, FAKE_LOG: process.env.FAKE_LOG, FAKE_MODE: process.env.FAKE_MODE, FAKE_GAP: process.env.FAKE_GAP }
+  private readonly saved = { PATH: process.env.PATH, FAKE_LOG: process.env.FAKE_LOG, FAKE_MODE: process.env.FAKE_MODE, FAKE_GAP: process.env.FAKE_GAP, FAKE_SESSION_ID: process.env.FAKE_SESSION_ID }
 
   constructor(names: string[] = ['codex', 'gemini']) {
     for (const name of names) {
@@ -72,6 +73,12 @@ export class FakeClis {
   /** Seconds between the events of the `events*` modes (`sleep` syntax); none by default. */
   gap(seconds: number): this {
     process.env.FAKE_GAP = String(seconds)
+    return this
+  }
+
+  /** The session id the `events` modes report (codex's thread, gemini's, claude's, opencode's). */
+  sessionId(id: string): this {
+    process.env.FAKE_SESSION_ID = id
     return this
   }
 

@@ -53,9 +53,9 @@ export interface RecordedRequest {
   prompt: string | null;
   /** codex and anthropic: the text of every user item or text block, in order. Else `[]`. */
   userTexts: string[];
-  /** anthropic and openai-chat: the names of the tools the request offered the model. */
+  /** anthropic, openai-chat and codex: the names of the tools the request offered the model. */
   tools: string[];
-  /** anthropic and openai-chat: the tool results the request brings back, as text. */
+  /** anthropic, openai-chat, codex and gemini: the tool results the request brings back, as text. */
   toolResults: string[];
   /** Parsed JSON body; the raw text when it is not JSON; `null` when empty. */
   body: unknown;
@@ -87,12 +87,18 @@ export interface FakeParts {
 }
 
 /**
- * A tool call the model makes (anthropic and openai-chat only), e.g. claude's
- * `{ name: 'Write', input: { file_path, content } }` or opencode's `{ name: 'bash', input: { command, description } }`.
+ * A tool call the model makes (anthropic, openai-chat and codex), e.g. claude's
+ * `{ name: 'Write', input: { file_path, content } }`, opencode's `{ name: 'bash', input: { command, description } }`
+ * or codex's `{ name: 'exec', input: '<JavaScript>' }` (a freeform tool: its input is text).
  */
 export interface FakeToolCall {
   name: string;
-  input: Record<string, unknown>;
+  input: Record<string, unknown> | string;
+  /**
+   * Call it even when the request does not offer it, as a model that remembers a tool from
+   * elsewhere would (the CLI must then refuse it). @default false
+   */
+  unoffered?: boolean;
 }
 
 /** The text the model says before its scripted tool call. */
@@ -102,6 +108,8 @@ export const TOOL_PREAMBLE = 'Calling the tool.';
 export interface FakeFunctionCall {
   name: string;
   args: Json;
+  /** Call it even when the request does not offer it (see `FakeToolCall`). @default false */
+  unoffered?: boolean;
 }
 
 /** An HTTP error for model requests, sent in each protocol's own error shape. */
@@ -457,6 +465,46 @@ function codexUserTexts(body: unknown): string[] {
     .map((item) => contentText(field(item, 'content')));
 }
 
+/** The tools a codex request offers: `tools[]` and those of its `additional_tools` input items (namespaces nest). */
+function codexToolNames(body: unknown): string[] {
+  const names = (tools: unknown): string[] =>
+    Array.isArray(tools)
+      ? (tools as unknown[]).flatMap((tool) => [...(stringField(tool, 'type') === 'namespace' ? [] : [stringField(tool, 'name')]), ...names(field(tool, 'tools'))])
+          .filter((name): name is string => name !== null)
+      : [];
+  const input = field(body, 'input');
+  const extra = Array.isArray(input) ? (input as unknown[]).filter((item) => field(item, 'type') === 'additional_tools') : [];
+  return [...names(field(body, 'tools')), ...extra.flatMap((item) => names(field(item, 'tools')))];
+}
+
+/** The declared type of a codex tool (`function`, `custom`…), searched as `codexToolNames` does. */
+function codexToolType(body: unknown, name: string): string | null {
+  const find = (tools: unknown): string | null => {
+    if (!Array.isArray(tools)) return null;
+    for (const tool of tools as unknown[]) {
+      if (stringField(tool, 'type') !== 'namespace' && stringField(tool, 'name') === name) return stringField(tool, 'type');
+      const nested = find(field(tool, 'tools'));
+      if (nested !== null) return nested;
+    }
+    return null;
+  };
+  const input = field(body, 'input');
+  const extra = Array.isArray(input) ? (input as unknown[]).filter((item) => field(item, 'type') === 'additional_tools') : [];
+  return [field(body, 'tools'), ...extra.map((item) => field(item, 'tools'))].map(find).find((type) => type !== null) ?? null;
+}
+
+/** The tool outputs a codex request brings back (`function_call_output`, `custom_tool_call_output`), as text. */
+function codexToolResults(body: unknown): string[] {
+  const input = field(body, 'input');
+  if (!Array.isArray(input)) return [];
+  return (input as unknown[])
+    .filter((item) => /_call_output$/.test(stringField(item, 'type') ?? ''))
+    .map((item) => {
+      const output = field(item, 'output');
+      return typeof output === 'string' ? output : JSON.stringify(output ?? null);
+    });
+}
+
 function geminiPrompt(body: unknown): string | null {
   return stringField(lastOf(lastOf(body, 'contents'), 'parts'), 'text');
 }
@@ -549,15 +597,25 @@ export function splitAnswer(text: string, count: number): string[] {
 /** Writes `events` to an SSE response `gapMs` apart, then ends it; stops if the client left. */
 type Pace = (res: ServerResponse, events: string[], gapMs: number) => void;
 
-function sendCodex(res: ServerResponse, answer: string, seq: number, parts: FakeParts, pace: Pace): void {
+function sendCodex(res: ServerResponse, answer: string, seq: number, parts: FakeParts, pace: Pace, call: { tool: FakeToolCall; type: string | null } | null = null): void {
   const responseId = `resp_fake_${seq}`;
-  const messages = splitAnswer(answer, parts.count).map((text, i) => ({
+  const messages: Json[] = splitAnswer(call ? TOOL_PREAMBLE : answer, call ? 1 : parts.count).map((text, i) => ({
     type: 'message',
     id: `msg_fake_${seq}_${i}`,
     role: 'assistant',
     status: 'completed',
     content: [{ type: 'output_text', text, annotations: [] }],
   }));
+  if (call) {
+    const { tool, type } = call;
+    // A freeform (`custom`) tool takes its input as text; a function, JSON arguments.
+    const text = typeof tool.input === 'string' ? tool.input : JSON.stringify(tool.input);
+    messages.push(
+      type === 'custom'
+        ? { type: 'custom_tool_call', id: `ctc_fake_${seq}`, call_id: `call_fake_${seq}`, name: tool.name, input: text, status: 'completed' }
+        : { type: 'function_call', id: `fc_fake_${seq}`, call_id: `call_fake_${seq}`, name: tool.name, arguments: text, status: 'completed' },
+    );
+  }
   const usage = {
     input_tokens: 10,
     input_tokens_details: { cached_tokens: 0 },
@@ -607,6 +665,16 @@ function offeredFunction(body: unknown, name: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The function responses a gemini request brings back, as JSON text. */
+function geminiToolResults(body: unknown): string[] {
+  const contents = field(body, 'contents');
+  if (!Array.isArray(contents)) return [];
+  return (contents as unknown[]).flatMap((content) => {
+    const parts = field(content, 'parts');
+    return Array.isArray(parts) ? (parts as unknown[]).filter((part) => isObject(part) && 'functionResponse' in part).map((part) => JSON.stringify(field(part, 'functionResponse'))) : [];
+  });
 }
 
 /** Whether a gemini request already carries a function response. */
@@ -851,11 +919,14 @@ export async function startFakeModelServer(
     const pathname = new URL(path, 'http://x').pathname;
     const raw = await readBody(req);
     const body = parseBody(raw, req.headers['content-encoding']);
-    const record = (protocol: RecordedProtocol, prompt: string | null, userTexts: string[] = [], toolResults: string[] = []) =>
-      requests.push({ protocol, method, path, prompt, userTexts, tools: toolNames(body), toolResults, body, headers: { ...req.headers } });
-    /** The scripted tool call when it is offered and has not been answered yet, else the answer. */
+    const record = (protocol: RecordedProtocol, prompt: string | null, userTexts: string[] = [], toolResults: string[] = [], tools = toolNames(body)) =>
+      requests.push({ protocol, method, path, prompt, userTexts, tools, toolResults, body, headers: { ...req.headers } });
+    /** The scripted tool call when it is offered (or `unoffered`) and has not been answered yet. */
+    const scripted = (toolResults: string[], offered: string[]): FakeToolCall | null =>
+      tool !== null && toolResults.length === 0 && (tool.unoffered === true || offered.includes(tool.name)) ? tool : null;
+    /** The scripted tool call, else the answer. */
     const turn = (toolResults: string[]): Turn => {
-      const call = tool !== null && toolResults.length === 0 && toolNames(body).includes(tool.name) ? tool : null;
+      const call = scripted(toolResults, toolNames(body));
       if (call) return { pieces: [TOOL_PREAMBLE], gapMs: 0, tool: call };
       return { pieces: splitAnswer(answer, parts.count), gapMs: parts.gapMs, tool: null };
     };
@@ -865,8 +936,11 @@ export async function startFakeModelServer(
     // codex: Responses API
     if (method === 'POST' && pathname === '/v1/responses') {
       const userTexts = codexUserTexts(body);
-      record('codex', userTexts.length > 0 ? (userTexts[userTexts.length - 1] ?? null) : null, userTexts);
-      answerModel(res, 'codex', () => sendCodex(res, answer, n, parts, pace));
+      const offered = codexToolNames(body);
+      const results = codexToolResults(body);
+      record('codex', userTexts.length > 0 ? (userTexts[userTexts.length - 1] ?? null) : null, userTexts, results, offered);
+      const call = scripted(results, offered);
+      answerModel(res, 'codex', () => sendCodex(res, answer, n, parts, pace, call && { tool: call, type: codexToolType(body, call.name) }));
       return;
     }
     if (method === 'GET' && pathname === '/v1/models') {
@@ -882,9 +956,12 @@ export async function startFakeModelServer(
       const model = gem[1] ?? 'gemini';
       const action = gem[2] ?? '';
       if (action === 'streamGenerateContent' || action === 'generateContent') {
-        record('gemini', geminiPrompt(body));
+        record('gemini', geminiPrompt(body), [], geminiToolResults(body));
         const call = toolCall;
-        const callee = call && action === 'streamGenerateContent' && !hasFunctionResponse(body) ? offeredFunction(body, call.name) : undefined;
+        const callee =
+          call && action === 'streamGenerateContent' && !hasFunctionResponse(body)
+            ? (offeredFunction(body, call.name) ?? (call.unoffered === true ? call.name : undefined))
+            : undefined;
         answerModel(res, 'gemini', () => {
           if (call && callee !== undefined) sendGeminiCall(res, callee, call.args, model);
           else if (action === 'generateContent') sendJson(res, 200, geminiResponse(answer, model));

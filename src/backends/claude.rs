@@ -144,6 +144,9 @@ struct ClaudeEvents {
     /// Whether the current message has streamed text that is not whitespace (the stream skips
     /// each message's leading whitespace, as the answer is trimmed).
     message_has_text: bool,
+    /// The session claude used, as its events name it (the `result` event last): on a resumed
+    /// turn, the one it really continued.
+    session_id: Option<String>,
 }
 
 impl EventParser for ClaudeEvents {
@@ -160,6 +163,9 @@ impl EventParser for ClaudeEvents {
         };
         let kind = event.get("type").and_then(Value::as_str)?;
         self.saw_events = true;
+        if let Some(id) = event.get("session_id").and_then(Value::as_str) {
+            self.session_id = Some(id.to_string());
+        }
         match kind {
             "stream_event" => {
                 // A subagent's messages carry the tool call that started it: not the answer.
@@ -323,6 +329,9 @@ impl Backend for Claude {
             let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
                 .await
                 .map_err(|e| CLAUDE.process_failure(e, request.timeout))?;
+            if let (Some(session), Some(id)) = (&request.session, events.session_id.take()) {
+                session.reported.set(id);
+            }
             let ended = events.outcome.is_some() || events.longest_cut > 0;
             let answer = match events.outcome {
                 Some(Outcome::Failed(message)) => {
@@ -405,6 +414,10 @@ mod tests {
         let chunks = feed(&mut events, &REAL_STREAM);
         assert_eq!(chunks, ["FAK", "E_AN", "SWER"]);
         assert!(events.saw_events);
+        assert_eq!(
+            events.session_id.as_deref(),
+            Some("1787f175-85b1-49b2-aa21-7fded597e9ea")
+        );
         let answer = Measured {
             text: "FAKE_ANSWER".into(),
             trimmed_len: 11,

@@ -63,6 +63,9 @@ struct GeminiEvents {
     error: Option<String>,
     /// Whether the `result` event, gemini's last, came.
     ended: bool,
+    /// The session gemini used, from its `init` event: on a resumed turn, the one it really
+    /// continued.
+    session_id: Option<String>,
 }
 
 impl Default for GeminiEvents {
@@ -74,6 +77,7 @@ impl Default for GeminiEvents {
             streaming: false,
             error: None,
             ended: false,
+            session_id: None,
         }
     }
 }
@@ -97,6 +101,13 @@ impl EventParser for GeminiEvents {
         let kind = event.get("type").and_then(Value::as_str)?;
         self.saw_events = true;
         match kind {
+            "init" => {
+                self.session_id = event
+                    .get("session_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                None
+            }
             "message" if event.get("role").and_then(Value::as_str) == Some("assistant") => {
                 let text = event.get("content").and_then(Value::as_str)?;
                 self.answer.push(text.as_bytes());
@@ -184,6 +195,9 @@ impl Backend for Gemini {
             )
             .await
             .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
+            if let (Some(session), Some(id)) = (&request.session, events.session_id.take()) {
+                session.reported.set(id);
+            }
             let (saw_events, ended) = (events.saw_events, events.ended);
             let (streamed, error) = events.finish();
             // Without events stdout is plain text, as `--output-format text` prints it.
@@ -280,6 +294,10 @@ mod tests {
             ["Hello there, ", "friend of mine!", " ünïcødé 😀 end.\n"]
         );
         assert!(events.saw_events && events.ended);
+        assert_eq!(
+            events.session_id.as_deref(),
+            Some("efea5438-1289-48e1-ba8d-708c9cf90a89")
+        );
         let (answer, error) = events.finish();
         assert_eq!(answer.text, "Hello there, friend of mine! ünïcødé 😀 end.");
         assert_eq!(answer.trimmed_len, answer.text.len() as u64);

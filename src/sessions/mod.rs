@@ -387,6 +387,55 @@ pub async fn prune(
     Ok(removed)
 }
 
+/// After a resumed turn: the backend must have continued the session it was asked to. A CLI
+/// that resumed another conversation, or silently started a fresh one, reports an id of its
+/// own; its answer would be out of context, so it is refused and the session is not saved.
+/// A backend that reports no id on a resumed turn cannot be checked, and is taken at its word.
+pub fn check_resumed(label: &str, turn: &SessionTurn) -> Result<(), RelayError> {
+    let (Some(asked), Some(reported)) = (&turn.resume, turn.reported.get()) else {
+        return Ok(());
+    };
+    if *asked == reported {
+        return Ok(());
+    }
+    Err(session_error(format!(
+        "Session {label} continues backend session {asked}, but the backend reported session {reported}: its answer is not returned and the session is not saved"
+    )))
+}
+
+#[cfg(test)]
+mod check_resumed_tests {
+    use super::*;
+
+    fn resumed(asked: Option<&str>, reported: Option<&str>) -> SessionTurn {
+        let turn = SessionTurn {
+            resume: asked.map(str::to_string),
+            ..SessionTurn::default()
+        };
+        if let Some(id) = reported {
+            turn.reported.set(id);
+        }
+        turn
+    }
+
+    #[test]
+    fn a_resumed_turn_must_report_the_session_it_was_asked_to_continue() {
+        assert!(check_resumed("talk", &resumed(Some("thread-1"), Some("thread-1"))).is_ok());
+        // A new session reports whatever id it got.
+        assert!(check_resumed("talk", &resumed(None, Some("thread-9"))).is_ok());
+        assert!(check_resumed("talk", &resumed(None, None)).is_ok());
+        // Nothing reported: nothing to compare.
+        assert!(check_resumed("talk", &resumed(Some("thread-1"), None)).is_ok());
+        let err = check_resumed("talk", &resumed(Some("thread-1"), Some("thread-2")))
+            .expect_err("another session");
+        assert_eq!(err.code(), "ERR_SESSION");
+        let message = err.to_string();
+        for part in ["talk", "thread-1", "thread-2"] {
+            assert!(message.contains(part), "{message}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
