@@ -4,7 +4,7 @@
 // checks that both entries export the same names.
 import { createRequire } from 'node:module'
 
-const api = createRequire(import.meta.url)('./index.js')
+const api = createRequire(import.meta.url)('./dist/index.js')
 
 export const {
   RelayError,

@@ -23,7 +23,7 @@ import { TempRepo } from './support/git-repo.js'
 import { MockBackend } from './support/mock-backend.js'
 import { isAlive, processesWithEnv } from './support/processes.js'
 
-const ENTRY = resolve(__dirname, '..', 'index.js')
+const ENTRY = resolve(__dirname, '..')
 
 let repo: TempRepo
 

@@ -44,8 +44,11 @@ describe('the installed package', () => {
   it('ships only what it needs', () => {
     const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
     const files = readdirSync(installed).sort()
-    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'binding.d.ts', 'binding.js', 'cli', 'index.d.ts', 'index.js', 'index.mjs', 'internal', 'package.json'])
-    expect(readdirSync(join(installed, 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
+    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
+    expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli', 'index.d.ts', 'index.js', 'internal'])
+    // The CLI ships without its typings; the library with them.
+    expect(readdirSync(join(installed, 'dist', 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
+    expect(readdirSync(join(installed, 'dist', 'internal')).some((file) => file.endsWith('.d.ts'))).toBe(true)
   })
 
   it('runs a CLI backend under the supervisor that ships in the platform package', () => {

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 import { relay } from '@phone-a-friend/relay'
 
-const ENTRY = resolve(__dirname, '..', 'index.js')
+const ENTRY = resolve(__dirname, '..')
 
 function inWorker(code: string): Promise<unknown> {
   return new Promise((done, fail) => {

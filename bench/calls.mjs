@@ -48,7 +48,7 @@ export async function callOverhead({ api, repo, runs, report }) {
 function manyAtOnceProbe(root, count) {
   return `
     const { readFileSync } = require('node:fs')
-    const { relay, registerBackend } = require(${JSON.stringify(join(root, 'index.js'))})
+    const { relay, registerBackend } = require(${JSON.stringify(root)})
     const threads = () => Number(readFileSync('/proc/self/status', 'utf8').match(/Threads:\\s+(\\d+)/)[1])
     registerBackend({ name: 'second', allowedSandboxes: ['read-only'], run: () => new Promise((r) => setTimeout(() => r('ok'), 1000)) })
     ;(async () => {
@@ -130,7 +130,7 @@ export function bigAnswerMemory({ root, work, repo, runs, report }) {
   const probe = join(work, 'big-answer.cjs')
   writeFileSync(probe, `
     const { readFileSync, writeFileSync } = require('node:fs')
-    const { relay } = require(${JSON.stringify(join(root, 'index.js'))})
+    const { relay } = require(${JSON.stringify(root)})
     const kb = (field) => Number(readFileSync('/proc/self/status', 'utf8').match(new RegExp(field + ':\\\\s+(\\\\d+)'))[1])
     ;(async () => {
       process.env.FAKE_MODE = 'answer'

@@ -12,7 +12,7 @@ import { bigAnswerMemory, callOverhead, esmImport, firstChunkLatency, manyAtOnce
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
-const api = require(join(ROOT, 'index.js'))
+const api = require(ROOT)
 const { relay } = api
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
@@ -141,7 +141,7 @@ function peakMemory() {
   const probe = join(work, 'memory-probe.cjs')
   writeFileSync(probe, `
     const { readFileSync, writeFileSync } = require('node:fs')
-    const { relay } = require(${JSON.stringify(join(ROOT, 'index.js'))})
+    const { relay } = require(${JSON.stringify(ROOT)})
     const kb = (field) => Number(readFileSync('/proc/self/status', 'utf8').match(new RegExp(field + ':\\\\s+(\\\\d+)'))[1])
     const expectCode = async (options, code) => {
       const error = await relay({ prompt: 'p', repoPath: process.env.REPO, backend: 'gemini', ...options }).catch((e) => e)

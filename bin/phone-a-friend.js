@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../cli/main.js').main(process.argv.slice(2))
+require('../dist/cli/main.js').main(process.argv.slice(2))

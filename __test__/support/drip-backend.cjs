@@ -11,7 +11,7 @@
 const { spawn } = require('node:child_process')
 const { writeFileSync } = require('node:fs')
 const { join } = require('node:path')
-const { BackendError, registerBackend } = require(join(__dirname, '..', '..', 'index.js'))
+const { BackendError, registerBackend } = require(join(__dirname, '..', '..'))
 
 const CHILD = `
 const chunks = JSON.parse(process.env.DRIP_CHUNKS).map((chunk) => chunk.repeat(Number(process.env.DRIP_REPEAT || 1)))

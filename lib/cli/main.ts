@@ -82,7 +82,7 @@ function api(): typeof import('../index.js') {
 }
 
 function version(): string {
-  const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
   return manifest.version
 }
 

@@ -1,4 +1,4 @@
-import type { BackendCall, BackendOutcome } from '../binding.js'
+import type { BackendCall, BackendOutcome } from '../../binding.js'
 import { binding, scope } from './native.js'
 import { callRecord, keepThrown } from './calls.js'
 import { runAtDepthOf } from './depth.js'

@@ -1,4 +1,4 @@
-import type { NativeDryRun } from '../binding.js'
+import type { NativeDryRun } from '../../binding.js'
 import { MAX_PROMPT_BYTES } from './limits.js'
 
 /** What a dry run would start: a program, an HTTP request, or a JavaScript backend's method. */

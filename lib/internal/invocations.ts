@@ -1,4 +1,4 @@
-import type { BackendCall, InvocationAbort } from '../binding.js'
+import type { BackendCall, InvocationAbort } from '../../binding.js'
 import { AbortError, BackendError, RelayError } from './errors.js'
 
 /** One call of a JS backend's `run()`/`review()` that has not settled yet. */

@@ -1,5 +1,5 @@
-import type * as Binding from '../binding.js'
-import type { NativeWarning } from '../binding.js'
+import type * as Binding from '../../binding.js'
+import type { NativeWarning } from '../../binding.js'
 import { abortInvocation } from './invocations.js'
 import { callRecord } from './calls.js'
 
@@ -10,7 +10,7 @@ let loaded: BindingModule | undefined
 /** The addon, loaded on first use: importing the package costs no native load (a few ms). */
 function load(): BindingModule {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (loaded ??= require('../binding.js') as BindingModule)
+  return (loaded ??= require('../../binding.js') as BindingModule)
 }
 
 /** The addon's exports, each looked up (and the addon loaded) when first used. */

@@ -1,4 +1,4 @@
-import type { NativeRelayOptions, NativeReviewOptions } from '../binding.js'
+import type { NativeRelayOptions, NativeReviewOptions } from '../../binding.js'
 import { RelayError, invalidArgType } from './errors.js'
 
 /** How much a backend may touch. Built-in backends accept all three. */
