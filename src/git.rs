@@ -961,7 +961,33 @@ mod tests {
             std::fs::write(root.join(file), "two\n").expect("write");
         }
         commit_all(root, "two");
-        let hooks = root.join(".git/evil-hooks");
+        let included = root.join(".git/evil.inc");
+        let inc = format!(
+            "[filter \"inc\"]\n\tclean = {}; cat\n",
+            touch(markers, "included")
+        );
+        std::fs::write(&included, inc).expect("write");
+        let mut settings = program_settings(markers, &root.join(".git"));
+        settings.extend([
+            ("filter.evil.required", "true".into()),
+            ("filter.proc.required", "true".into()),
+            ("filter.a=b.clean", format!("{}; cat", touch(markers, "eq"))),
+            ("include.path", included.display().to_string()),
+        ]);
+        for (key, value) in settings {
+            git(root, &["config", key, &value]);
+        }
+        for file in files {
+            std::fs::write(root.join(file), "three\n").expect("write");
+        }
+        dir
+    }
+
+    /// Settings that each make git run a program touching the marker of its name: fsmonitor, a
+    /// `post-index-change` hook (in `git_dir`), `diff.external`, the `cmd` driver's command, the
+    /// `conv` driver's textconv, the `evil` filter's clean and the `proc` filter's process.
+    fn program_settings(markers: &Path, git_dir: &Path) -> Vec<(&'static str, String)> {
+        let hooks = git_dir.join("evil-hooks");
         std::fs::create_dir(&hooks).expect("mkdir");
         let hook = hooks.join("post-index-change");
         std::fs::write(&hook, format!("#!/bin/sh\n{}\n", touch(markers, "hook"))).expect("write");
@@ -970,13 +996,7 @@ mod tests {
             .arg(&hook)
             .status()
             .expect("chmod");
-        let included = root.join(".git/evil.inc");
-        let inc = format!(
-            "[filter \"inc\"]\n\tclean = {}; cat\n",
-            touch(markers, "included")
-        );
-        std::fs::write(&included, inc).expect("write");
-        let settings = [
+        vec![
             (
                 "core.fsmonitor",
                 format!("{}; true", touch(markers, "fsmonitor")),
@@ -992,19 +1012,8 @@ mod tests {
                 "filter.evil.clean",
                 format!("{}; cat", touch(markers, "clean")),
             ),
-            ("filter.evil.required", "true".into()),
             ("filter.proc.process", touch(markers, "process")),
-            ("filter.proc.required", "true".into()),
-            ("filter.a=b.clean", format!("{}; cat", touch(markers, "eq"))),
-            ("include.path", included.display().to_string()),
-        ];
-        for (key, value) in settings {
-            git(root, &["config", key, &value]);
-        }
-        for file in files {
-            std::fs::write(root.join(file), "three\n").expect("write");
-        }
-        dir
+        ]
     }
 
     fn markers_in(markers: &Path) -> Vec<String> {
@@ -1119,33 +1128,7 @@ mod tests {
         );
         commit_all(top.path(), "submodule");
         let checkout = top.path().join("sub");
-        let hooks = top.path().join(".git/modules/sub/evil-hooks");
-        std::fs::create_dir(&hooks).expect("mkdir");
-        let hook = hooks.join("post-index-change");
-        std::fs::write(&hook, format!("#!/bin/sh\n{}\n", touch(markers, "hook"))).expect("write");
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&hook)
-            .status()
-            .expect("chmod");
-        let settings = [
-            (
-                "filter.evil.clean",
-                format!("{}; cat", touch(markers, "clean")),
-            ),
-            ("filter.proc.process", touch(markers, "process")),
-            (
-                "core.fsmonitor",
-                format!("{}; true", touch(markers, "fsmonitor")),
-            ),
-            ("core.hooksPath", hooks.display().to_string()),
-            ("diff.external", touch(markers, "external")),
-            ("diff.cmd.command", touch(markers, "command")),
-            (
-                "diff.conv.textconv",
-                format!("{}; cat", touch(markers, "textconv")),
-            ),
-        ];
+        let settings = program_settings(markers, &top.path().join(".git/modules/sub"));
         for (key, value) in settings {
             git(&checkout, &["config", key, &value]);
         }
