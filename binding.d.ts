@@ -69,6 +69,26 @@ export interface BackendOutcome {
   sessionId?: string
 }
 
+/** A built-in backend, as the Rust table has it. */
+export interface BuiltinBackend {
+  name: string
+  /** What it is, for people. */
+  what: string
+  /** `cli`: runs its CLI found on PATH; `server`: talks HTTP to its server. */
+  reach: string
+  /** The npm package of its CLI, when it comes from npm. */
+  npmPackage?: string
+  /** How to get it: the command, or where to download it. */
+  install: string
+  /** The sandbox modes it accepts. */
+  sandboxes: Array<string>
+  /** The version of its CLI the relay was checked against. */
+  verifiedVersion?: string
+}
+
+/** The built-in backends, in the order `doctor` lists them. */
+export declare function builtinBackends(): Array<BuiltinBackend>
+
 export declare function cancel(id: number): void
 
 /** Synchronous: looks the CLIs up on this process's PATH. */

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.builtinBackends = nativeBinding.builtinBackends
 module.exports.cancel = nativeBinding.cancel
 module.exports.checkBackends = nativeBinding.checkBackends
 module.exports.closeCancelToken = nativeBinding.closeCancelToken

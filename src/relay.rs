@@ -47,7 +47,8 @@ pub struct RelayOptions {
     /// working directory, an empty or absent one is that directory.
     #[serde(default)]
     pub repo_path: String,
-    /// The backend to ask: codex, gemini, claude, opencode or ollama. Default: codex.
+    /// The backend to ask: a built-in (`backends::builtin`) or a registered one. Default: codex.
+    #[schemars(description = crate::backends::builtin::backend_option_description())]
     pub backend: Option<String>,
     /// A file whose text goes into the prompt as additional context (at most 200,000 bytes).
     pub context_file: Option<String>,
@@ -83,7 +84,8 @@ pub struct ReviewOptions {
     /// directory, an empty or absent one is that directory.
     #[serde(default)]
     pub repo_path: String,
-    /// The backend to ask: codex, gemini, claude, opencode or ollama. Default: codex.
+    /// The backend to ask: a built-in (`backends::builtin`) or a registered one. Default: codex.
+    #[schemars(description = crate::backends::builtin::backend_option_description())]
     pub backend: Option<String>,
     /// The branch or commit to diff against (`git diff <base>...HEAD`). Default: the first of
     /// main, master that exists, else HEAD~1.

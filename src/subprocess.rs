@@ -541,15 +541,25 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
         return None;
     }
     let path = env.get("PATH")?;
-    let cwd = std::env::current_dir().ok();
-    std::env::split_paths(path)
-        .filter_map(|dir| match &cwd {
-            _ if dir.is_absolute() => Some(dir),
-            Some(cwd) => Some(cwd.join(dir)),
-            None => None,
-        })
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable_file(candidate))
+    // execvp does not expand a leading `~`; the crate would, with this process's HOME rather
+    // than the child's: such an entry stays a relative directory named `~`.
+    let entries = std::env::split_paths(path).map(|dir| {
+        if dir.starts_with("~") {
+            Path::new(".").join(dir)
+        } else {
+            dir
+        }
+    });
+    let path = std::env::join_paths(entries).ok()?;
+    let config = which::WhichConfig::new()
+        .binary_name(name.into())
+        .custom_path_list(path);
+    let config = match std::env::current_dir() {
+        Ok(cwd) => config.custom_cwd(cwd),
+        // Without a working directory a relative entry names nothing.
+        Err(_) => config.system_cwd(false),
+    };
+    config.all_results().ok()?.find(|found| found.is_absolute())
 }
 
 pub(crate) fn is_executable_file(path: &Path) -> bool {
@@ -1363,6 +1373,21 @@ mod tests {
         let found = find_executable("tool", &env).expect("found through the relative entry");
         assert!(found.is_absolute(), "{found:?}");
         assert_eq!(found.canonicalize().ok(), tool.canonicalize().ok());
+    }
+
+    #[test]
+    fn does_not_expand_a_tilde_in_path_as_exec_does_not() {
+        // A tool under this process's home, named through `~/…`: exec would not find it there.
+        let home = std::env::home_dir().expect("a home directory");
+        let dir = tempfile::tempdir_in(&home).expect("a folder in the home directory");
+        let tool = dir.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\nexit 0\n").expect("write");
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let name = dir.path().file_name().expect("a name").to_string_lossy();
+        let env = BTreeMap::from([("PATH".to_string(), format!("~/{name}"))]);
+        assert_eq!(find_executable("tool", &env), None);
+        let env = BTreeMap::from([("PATH".to_string(), dir.path().display().to_string())]);
+        assert_eq!(find_executable("tool", &env), Some(tool));
     }
 
     #[test]

@@ -1,17 +1,6 @@
 import { spawn } from 'node:child_process'
 import { binding } from '../internal/native.js'
 
-const INSTALL: Record<string, string> = {
-  codex: 'npm install -g @openai/codex',
-  gemini: 'npm install -g @google/gemini-cli',
-  ollama: 'https://ollama.com/download',
-  claude: 'npm install -g @anthropic-ai/claude-code',
-  opencode: 'npm install -g opencode-ai',
-}
-
-/** The built-in backends that run a CLI, in the order `doctor` lists them (ollama comes last). */
-const CLIS = ['codex', 'gemini', 'claude', 'opencode']
-
 /** How long the Ollama server has to answer `GET /api/tags`. */
 const PROBE_MS = 3_000
 /** At most this many of the server's models are named in the text report. */
@@ -97,23 +86,25 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   const installed = binding.checkBackends() as unknown as Record<string, boolean>
   const host = binding.ollamaBaseUrl(process.env.OLLAMA_HOST)
   const model = nonEmpty(options.model) ?? nonEmpty(process.env.OLLAMA_MODEL)
-  const clis = CLIS.map(async (name): Promise<BackendReport> => {
-    if (!installed[name]) return { name, ready: false, found: false, install: INSTALL[name] }
-    return { name, ready: true, found: true, version: await versionOf(name, signal) }
-  })
-  const ollama = probeOllama(host, signal).then(({ answers, models }): BackendReport => {
-    const found = Boolean(installed.ollama)
+  // The addon's table: its order (the CLIs, then ollama) and its install hints.
+  const reports = binding.builtinBackends().map(async ({ name, reach, install }): Promise<BackendReport> => {
+    const found = Boolean(installed[name])
+    if (reach === 'cli') {
+      if (!found) return { name, ready: false, found, install }
+      return { name, ready: true, found, version: await versionOf(name, signal) }
+    }
+    const { answers, models } = await probeOllama(host, signal)
     return {
-      name: 'ollama',
+      name,
       ready: answers,
       found,
-      ...(answers || found ? {} : { install: INSTALL.ollama }),
+      ...(answers || found ? {} : { install }),
       host,
       ...(model === undefined ? {} : { model }),
       ...(models === undefined ? {} : { models }),
     }
   })
-  return { backends: await Promise.all([...clis, ollama]) }
+  return { backends: await Promise.all(reports) }
 }
 
 /** `llama3` is the tag `llama3:latest`. */
@@ -126,7 +117,7 @@ function formatOllama(backend: BackendReport): string[] {
   const indent = ' '.repeat(10)
   const elsewhere = 'set OLLAMA_HOST to point elsewhere'
   if (!backend.ready) {
-    const start = backend.found ? 'start it with `ollama serve`' : `install Ollama (${INSTALL.ollama}) and run \`ollama serve\``
+    const start = backend.found ? 'start it with `ollama serve`' : `install Ollama (${backend.install}) and run \`ollama serve\``
     return [`${label}server not reachable at ${backend.host}: ${start}, or ${elsewhere}`]
   }
   const lines = [`${label}server answers at ${backend.host} (${elsewhere})`]

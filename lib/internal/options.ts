@@ -10,7 +10,7 @@ export interface RelayOptions {
   /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
   repoPath: string
   /**
-   * Backend name: `codex`, `gemini`, `ollama` or one passed to `registerBackend()`.
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
    * @default 'codex'
    */
   backend?: string
@@ -75,7 +75,7 @@ export interface ReviewRelayOptions {
   /** The repository to review; relative paths resolve against `process.cwd()`. */
   repoPath: string
   /**
-   * Backend name.
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
    * @default 'codex'
    */
   backend?: string

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::all_sandbox_modes;
+use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
@@ -30,9 +30,9 @@ use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::{is_js_whitespace, js_trim};
 
 const CLAUDE: CliLabel<'static> = CliLabel {
-    program: "claude",
+    program: builtin::CLAUDE.name,
     command: "claude",
-    install_hint: "npm install -g @anthropic-ai/claude-code",
+    install_hint: builtin::CLAUDE.install,
 };
 
 /// The tools a read-only run is offered: reading and searching only (no shell, no writes, no
@@ -248,7 +248,7 @@ impl Default for Claude {
     fn default() -> Self {
         Claude {
             // Each mode is enforced by claude's tool policy (see `sandbox_args`).
-            allowed_sandboxes: all_sandbox_modes(),
+            allowed_sandboxes: builtin::CLAUDE.sandboxes(),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::all_sandbox_modes;
+use super::builtin;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Env, Plan,
@@ -32,18 +32,16 @@ use crate::stream::ChunkSink;
 use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
 use crate::text::js_trim;
 
-const INSTALL_HINT: &str = "npm install -g @openai/codex";
-
 const EXEC: CliLabel<'static> = CliLabel {
-    program: "codex",
+    program: builtin::CODEX.name,
     command: "codex exec",
-    install_hint: INSTALL_HINT,
+    install_hint: builtin::CODEX.install,
 };
 
 const EXEC_REVIEW: CliLabel<'static> = CliLabel {
-    program: "codex",
+    program: builtin::CODEX.name,
     command: "codex exec review",
-    install_hint: INSTALL_HINT,
+    install_hint: builtin::CODEX.install,
 };
 
 pub struct Codex {
@@ -53,7 +51,7 @@ pub struct Codex {
 impl Default for Codex {
     fn default() -> Self {
         Codex {
-            allowed_sandboxes: all_sandbox_modes(),
+            allowed_sandboxes: builtin::CODEX.sandboxes(),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::all_sandbox_modes;
+use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
@@ -26,9 +26,9 @@ use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::is_js_whitespace;
 
 const GEMINI: CliLabel<'static> = CliLabel {
-    program: "gemini",
+    program: builtin::GEMINI.name,
     command: "gemini",
-    install_hint: "npm install -g @google/gemini-cli",
+    install_hint: builtin::GEMINI.install,
 };
 
 /// gemini (Node) drops what it has not yet written to stdout when it exits, and writes a whole
@@ -158,7 +158,7 @@ pub struct Gemini {
 impl Default for Gemini {
     fn default() -> Self {
         Gemini {
-            allowed_sandboxes: all_sandbox_modes(),
+            allowed_sandboxes: builtin::GEMINI.sandboxes(),
         }
     }
 }

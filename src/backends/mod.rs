@@ -1,10 +1,11 @@
-//! The built-in backends: claude, codex, gemini, ollama and opencode.
+//! The built-in backends: codex, gemini, claude, opencode and ollama (see [`builtin`]).
 
 use std::sync::Arc;
 
 use crate::backend::{Backend, Env};
 use crate::subprocess::find_executable;
 
+pub mod builtin;
 pub mod claude;
 mod cli;
 pub mod codex;
@@ -25,16 +26,7 @@ pub fn builtins() -> Vec<Arc<dyn Backend>> {
     ]
 }
 
-/// The sandbox modes every built-in backend accepts.
-fn all_sandbox_modes() -> Vec<String> {
-    crate::limits::SANDBOX_MODES
-        .iter()
-        .map(|mode| mode.to_string())
-        .collect()
-}
-
-/// Whether each built-in backend's CLI is on the PATH of `env`.
-pub fn installed_clis(env: &Env) -> [(&'static str, bool); 5] {
-    ["codex", "gemini", "ollama", "claude", "opencode"]
-        .map(|cli| (cli, find_executable(cli, env).is_some()))
+/// Whether each built-in backend's CLI is on the PATH of `env`, in the table's order.
+pub fn installed_clis(env: &Env) -> [(&'static str, bool); builtin::BUILTINS.len()] {
+    builtin::BUILTINS.map(|backend| (backend.name, find_executable(backend.name, env).is_some()))
 }

@@ -35,7 +35,7 @@ use crate::text::is_js_whitespace;
 
 use super::ollama_ndjson::{BadBody, ChatEvent, ChatStream, MAX_LINE_BYTES};
 
-pub const NAME: &str = "ollama";
+pub const NAME: &str = super::builtin::OLLAMA.name;
 
 /// How long the "is anybody there" probe after a failed request may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -64,7 +64,7 @@ pub struct OllamaBackend {
 impl Default for OllamaBackend {
     fn default() -> Self {
         OllamaBackend {
-            sandboxes: super::all_sandbox_modes(),
+            sandboxes: super::builtin::OLLAMA.sandboxes(),
         }
     }
 }
@@ -367,7 +367,8 @@ async fn transport_failure(
         Err(_) => BackendFailure::reported(
             BackendFailureKind::Unavailable,
             format!(
-                "Ollama server not reachable at {base}. Is Ollama running? Install: https://ollama.com/download"
+                "Ollama server not reachable at {base}. Is Ollama running? Install: {}",
+                super::builtin::OLLAMA.install
             ),
         ),
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::all_sandbox_modes;
+use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
@@ -28,9 +28,9 @@ use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::js_trim;
 
 const OPENCODE: CliLabel<'static> = CliLabel {
-    program: "opencode",
+    program: builtin::OPENCODE.name,
     command: "opencode",
-    install_hint: "npm install -g opencode-ai",
+    install_hint: builtin::OPENCODE.install,
 };
 
 /// The session title: any fixed one spares the model call that would make one up.
@@ -217,7 +217,7 @@ impl Default for Opencode {
     fn default() -> Self {
         Opencode {
             // Each mode is enforced by opencode's permission policy (see `permission`).
-            allowed_sandboxes: all_sandbox_modes(),
+            allowed_sandboxes: builtin::OPENCODE.sandboxes(),
         }
     }
 }

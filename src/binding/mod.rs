@@ -267,15 +267,59 @@ pub struct InstalledBackends {
 #[napi]
 pub fn check_backends() -> InstalledBackends {
     let env = caller_env(None, None);
-    let [(_, codex), (_, gemini), (_, ollama), (_, claude), (_, opencode)] =
-        crate::backends::installed_clis(&env);
+    let installed = crate::backends::installed_clis(&env);
+    let found = |name: &str| {
+        installed
+            .iter()
+            .any(|&(cli, on_path)| cli == name && on_path)
+    };
     InstalledBackends {
-        codex,
-        gemini,
-        ollama,
-        claude,
-        opencode,
+        codex: found("codex"),
+        gemini: found("gemini"),
+        ollama: found("ollama"),
+        claude: found("claude"),
+        opencode: found("opencode"),
     }
+}
+
+/// A built-in backend, as the Rust table has it.
+#[napi(object)]
+pub struct BuiltinBackend {
+    pub name: String,
+    /// What it is, for people.
+    pub what: String,
+    /// `cli`: runs its CLI found on PATH; `server`: talks HTTP to its server.
+    pub reach: String,
+    /// The npm package of its CLI, when it comes from npm.
+    pub npm_package: Option<String>,
+    /// How to get it: the command, or where to download it.
+    pub install: String,
+    /// The sandbox modes it accepts.
+    pub sandboxes: Vec<String>,
+    /// The version of its CLI the relay was checked against.
+    pub verified_version: Option<String>,
+}
+
+/// The built-in backends, in the order `doctor` lists them.
+#[napi]
+pub fn builtin_backends() -> Vec<BuiltinBackend> {
+    use crate::backends::builtin::{Reach, BUILTINS};
+    BUILTINS
+        .iter()
+        .map(|backend| BuiltinBackend {
+            name: backend.name.into(),
+            what: backend.what.into(),
+            reach: match backend.reach {
+                Reach::Cli => "cli",
+                Reach::Server => "server",
+            }
+            .into(),
+            npm_package: backend.npm_package.map(String::from),
+            install: backend.install.into(),
+            sandboxes: backend.sandboxes(),
+            verified_version: backend.verified_version.map(String::from),
+        })
+        .collect()
 }
 
 /// The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`).

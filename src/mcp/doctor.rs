@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::Env;
+use crate::backends::builtin::{self, Builtin, Reach};
 use crate::backends::ollama_host;
 use crate::subprocess::find_executable;
 
@@ -43,13 +44,13 @@ pub struct BackendReport {
     pub models: Option<Vec<String>>,
 }
 
-fn cli(name: &str, install: &str, env: &Env) -> BackendReport {
-    let path = find_executable(name, env).map(|path| path.to_string_lossy().into_owned());
+fn cli(backend: &Builtin, env: &Env) -> BackendReport {
+    let path = find_executable(backend.name, env).map(|path| path.to_string_lossy().into_owned());
     BackendReport {
-        name: name.into(),
+        name: backend.name.into(),
         ready: path.is_some(),
         found: path.is_some(),
-        install: path.is_none().then(|| install.into()),
+        install: path.is_none().then(|| backend.install.into()),
         path,
         host: None,
         model: None,
@@ -78,22 +79,27 @@ async fn probe_ollama(host: &str) -> Option<Option<Vec<String>>> {
     Some(tags.map(|tags| tags.models.into_iter().map(|tag| tag.name).collect()))
 }
 
+/// Every built-in backend, in the table's order.
 pub async fn report(env: &Env) -> BackendsReport {
+    let mut backends = Vec::with_capacity(builtin::BUILTINS.len());
+    for backend in builtin::BUILTINS {
+        backends.push(match backend.reach {
+            Reach::Cli => cli(backend, env),
+            Reach::Server => server(backend, env).await,
+        });
+    }
+    BackendsReport { backends }
+}
+
+/// Ollama: ready when its server answers, found or not.
+async fn server(backend: &Builtin, env: &Env) -> BackendReport {
     let host = ollama_host::base_url(env.get("OLLAMA_HOST").map(String::as_str));
     let probed = probe_ollama(&host).await;
-    let mut ollama = cli("ollama", "https://ollama.com/download", env);
-    ollama.ready = probed.is_some();
-    ollama.install = (!ollama.ready).then(|| "https://ollama.com/download".into());
-    ollama.models = probed.flatten();
-    ollama.model = env.get("OLLAMA_MODEL").filter(|m| !m.is_empty()).cloned();
-    ollama.host = Some(host);
-    BackendsReport {
-        backends: vec![
-            cli("codex", "npm install -g @openai/codex", env),
-            cli("gemini", "npm install -g @google/gemini-cli", env),
-            cli("claude", "npm install -g @anthropic-ai/claude-code", env),
-            cli("opencode", "npm install -g opencode-ai", env),
-            ollama,
-        ],
-    }
+    let mut report = cli(backend, env);
+    report.ready = probed.is_some();
+    report.install = (!report.ready).then(|| backend.install.into());
+    report.models = probed.flatten();
+    report.model = env.get("OLLAMA_MODEL").filter(|m| !m.is_empty()).cloned();
+    report.host = Some(host);
+    report
 }

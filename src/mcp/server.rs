@@ -19,6 +19,7 @@ use tokio_util::task::TaskTracker;
 
 use super::doctor::{self, BackendsReport};
 use super::ServerConfig;
+use crate::backends::builtin;
 use crate::errors::RelayFailure;
 use crate::limits::DEFAULT_BACKEND;
 use crate::registry::Registry;
@@ -186,7 +187,7 @@ impl RelayServer {
     /// Ask another coding agent (a backend) for a second opinion on work in a repository.
     #[tool(
         name = "relay",
-        description = "Ask another coding agent (codex, gemini, claude, opencode or ollama) for a second opinion on work in a local repository: the prompt goes with optional context (a file or text) and optionally the uncommitted git diff. Returns the other agent's answer. Long-running (minutes): progress notifications carry the answer as it is produced.",
+        description = format!("Ask another coding agent ({}) for a second opinion on work in a local repository: the prompt goes with optional context (a file or text) and optionally the uncommitted git diff. Returns the other agent's answer. Long-running (minutes): progress notifications carry the answer as it is produced.", builtin::listed(builtin::BUILTINS, "or")),
         output_schema = schema_for_output::<ToolOutcome>()
     )]
     async fn relay(
@@ -206,7 +207,7 @@ impl RelayServer {
     /// Ask a backend to review the changes between a base and HEAD.
     #[tool(
         name = "review",
-        description = "Ask another coding agent (codex, gemini, claude, opencode or ollama) to review the changes between a base (default: main, master or HEAD~1) and HEAD of a local repository; codex uses its native review. Returns the review.",
+        description = format!("Ask another coding agent ({}) to review the changes between a base (default: main, master or HEAD~1) and HEAD of a local repository; codex uses its native review. Returns the review.", builtin::listed(builtin::BUILTINS, "or")),
         output_schema = schema_for_output::<ToolOutcome>()
     )]
     async fn review(
@@ -226,7 +227,7 @@ impl RelayServer {
     /// Which backends are ready, and how to get the rest.
     #[tool(
         name = "backends",
-        description = "Which backends the relay and review tools can reach: codex, gemini, claude and opencode when their CLI is installed, ollama when its server answers; with install hints for the rest."
+        description = format!("Which backends the relay and review tools can reach: {} when their CLI is installed, {} when its server answers; with install hints for the rest.", builtin::listed(builtin::clis(), "and"), builtin::listed(builtin::servers(), "and"))
     )]
     async fn backends(&self) -> Json<BackendsReport> {
         Json(doctor::report(&self.config.env).await)
@@ -238,8 +239,9 @@ impl ServerHandler for RelayServer {
     fn get_info(&self) -> ServerInfo {
         ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("phone-a-friend", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Phone a friend: ask another coding agent (codex, gemini, ollama) for a second opinion with `relay`, or a review of a branch with `review`; `backends` says which are installed. repoPath defaults to the server's working directory.",
-            )
+            .with_instructions(format!(
+                "Phone a friend: ask another coding agent ({}) for a second opinion with `relay`, or a review of a branch with `review`; `backends` says which are installed. repoPath defaults to the server's working directory.",
+                builtin::listed(builtin::BUILTINS, "or")
+            ))
     }
 }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest};
+use crate::backends::builtin::BUILTINS;
 use crate::limits::SANDBOX_MODES;
 
 /// Streams two chunks, then answers; or, called `hang`, waits for its cancellation.
@@ -68,6 +69,8 @@ struct Client {
     writer: WriteHalf<DuplexStream>,
     server: tokio::task::JoinHandle<Result<(), String>>,
     cancelled: Arc<AtomicBool>,
+    /// The server's answer to `initialize`.
+    init: Value,
 }
 
 impl Client {
@@ -99,6 +102,7 @@ impl Client {
             writer,
             server,
             cancelled,
+            init: Value::Null,
         };
         let init = client
             .request(
@@ -112,6 +116,7 @@ impl Client {
             )
             .await;
         assert_eq!(init["result"]["serverInfo"]["name"], "phone-a-friend");
+        client.init = init;
         client
             .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
             .await;
@@ -195,6 +200,34 @@ async fn lists_the_three_tools_with_schemas_from_the_option_types() {
     assert!(review["properties"]["base"].is_object());
     assert!(review.get("required").is_none_or(|r| r == &json!([])));
     assert!(tools[1]["outputSchema"]["properties"]["answer"].is_object());
+}
+
+/// The built-in backends a text names, among every name the table has.
+fn builtins_named(text: &str) -> Vec<&'static str> {
+    let words: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    BUILTINS
+        .iter()
+        .map(|backend| backend.name)
+        .filter(|name| words.contains(name))
+        .collect()
+}
+
+#[tokio::test]
+async fn instructions_descriptions_and_schemas_name_every_builtin_backend() {
+    let mut client = Client::start().await;
+    let every: Vec<&str> = BUILTINS.iter().map(|backend| backend.name).collect();
+    let instructions = client.init["result"]["instructions"].as_str().unwrap_or("");
+    assert_eq!(builtins_named(instructions), every, "{instructions}");
+    let list = client.request(1, "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    for tool in tools {
+        let description = tool["description"].as_str().unwrap_or("");
+        assert_eq!(builtins_named(description), every, "{description}");
+        if let Some(backend) = tool["inputSchema"]["properties"].get("backend") {
+            let description = backend["description"].as_str().unwrap_or("");
+            assert_eq!(builtins_named(description), every, "{description}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,176 @@
+//! The built-in backends, written once: the registry, `doctor` (the MCP `backends` tool and,
+//! through the addon, the CLI's), the MCP server's instructions and tool schemas, and the
+//! messages that say how to install a backend all read this table. Text that cannot read it
+//! (package.json, README, the TypeScript doc comments, the CLI's help) is checked against it
+//! by `__test__/builtin-backends.spec.ts`.
+
+use crate::limits::SANDBOX_MODES;
+
+/// How a relay reaches a built-in backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Runs its CLI, found on the `PATH` of the call's environment.
+    Cli,
+    /// Talks HTTP to its server; its CLI need not be here.
+    Server,
+}
+
+#[derive(Debug)]
+pub struct Builtin {
+    /// The name a relay asks for; also the executable of its CLI.
+    pub name: &'static str,
+    /// What it is, for people.
+    pub what: &'static str,
+    pub reach: Reach,
+    /// The npm package of its CLI; `None`: not from npm.
+    pub npm_package: Option<&'static str>,
+    /// How to get it: the command, or where to download it.
+    pub install: &'static str,
+    /// The sandbox modes it accepts.
+    pub sandboxes: &'static [&'static str],
+    /// The version of its CLI the code was checked against (the devDependency the end-to-end
+    /// tests run); `None`: checked against a fake server only.
+    pub verified_version: Option<&'static str>,
+}
+
+impl Builtin {
+    pub fn sandboxes(&self) -> Vec<String> {
+        self.sandboxes.iter().map(|mode| mode.to_string()).collect()
+    }
+}
+
+pub const CODEX: Builtin = Builtin {
+    name: "codex",
+    what: "OpenAI's Codex CLI",
+    reach: Reach::Cli,
+    npm_package: Some("@openai/codex"),
+    install: "npm install -g @openai/codex",
+    sandboxes: &SANDBOX_MODES,
+    verified_version: Some("0.169.0"),
+};
+
+pub const GEMINI: Builtin = Builtin {
+    name: "gemini",
+    what: "Google's Gemini CLI",
+    reach: Reach::Cli,
+    npm_package: Some("@google/gemini-cli"),
+    install: "npm install -g @google/gemini-cli",
+    sandboxes: &SANDBOX_MODES,
+    verified_version: Some("0.61.0"),
+};
+
+pub const CLAUDE: Builtin = Builtin {
+    name: "claude",
+    what: "Anthropic's Claude Code CLI",
+    reach: Reach::Cli,
+    npm_package: Some("@anthropic-ai/claude-code"),
+    install: "npm install -g @anthropic-ai/claude-code",
+    sandboxes: &SANDBOX_MODES,
+    verified_version: Some("2.1.330"),
+};
+
+pub const OPENCODE: Builtin = Builtin {
+    name: "opencode",
+    what: "the opencode CLI",
+    reach: Reach::Cli,
+    npm_package: Some("opencode-ai"),
+    install: "npm install -g opencode-ai",
+    sandboxes: &SANDBOX_MODES,
+    verified_version: Some("1.18.33"),
+};
+
+pub const OLLAMA: Builtin = Builtin {
+    name: "ollama",
+    what: "an Ollama server",
+    reach: Reach::Server,
+    npm_package: None,
+    install: "https://ollama.com/download",
+    sandboxes: &SANDBOX_MODES,
+    verified_version: None,
+};
+
+/// Every built-in backend, in the order the documentation and `doctor` name them.
+pub const BUILTINS: [&Builtin; 5] = [&CODEX, &GEMINI, &CLAUDE, &OPENCODE, &OLLAMA];
+
+/// The names of `backends` in a sentence: `a, b and c` (`conjunction` = "and").
+pub fn listed<'a>(backends: impl IntoIterator<Item = &'a Builtin>, conjunction: &str) -> String {
+    let names: Vec<&str> = backends.into_iter().map(|backend| backend.name).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
+    }
+}
+
+/// The built-ins a relay reaches through their CLI.
+pub fn clis() -> impl Iterator<Item = &'static Builtin> {
+    BUILTINS
+        .into_iter()
+        .filter(|backend| backend.reach == Reach::Cli)
+}
+
+/// The built-ins a relay reaches through their server.
+pub fn servers() -> impl Iterator<Item = &'static Builtin> {
+    BUILTINS
+        .into_iter()
+        .filter(|backend| backend.reach == Reach::Server)
+}
+
+/// What the `backend` option says, in the MCP tools' schemas.
+pub fn backend_option_description() -> String {
+    format!(
+        "The backend to ask: {}. Default: {}.",
+        listed(BUILTINS, "or"),
+        crate::limits::DEFAULT_BACKEND
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backends::builtins;
+
+    #[test]
+    fn the_registry_holds_exactly_the_table_with_its_sandboxes() {
+        let mut registered: Vec<(String, Vec<String>)> = builtins()
+            .iter()
+            .map(|backend| {
+                (
+                    backend.name().to_string(),
+                    backend.allowed_sandboxes().to_vec(),
+                )
+            })
+            .collect();
+        registered.sort();
+        let mut table: Vec<(String, Vec<String>)> = BUILTINS
+            .iter()
+            .map(|backend| (backend.name.to_string(), backend.sandboxes()))
+            .collect();
+        table.sort();
+        assert_eq!(registered, table);
+    }
+
+    #[test]
+    fn an_npm_cli_installs_with_npm() {
+        for backend in BUILTINS {
+            match backend.npm_package {
+                Some(package) => {
+                    assert_eq!(backend.install, format!("npm install -g {package}"));
+                    assert!(backend.verified_version.is_some(), "{}", backend.name);
+                }
+                None => assert!(backend.install.starts_with("https://")),
+            }
+        }
+    }
+
+    #[test]
+    fn lists_names_in_a_sentence() {
+        assert_eq!(
+            listed(BUILTINS, "or"),
+            "codex, gemini, claude, opencode or ollama"
+        );
+        assert_eq!(listed(clis(), "and"), "codex, gemini, claude and opencode");
+        assert_eq!(listed([&OLLAMA], "or"), "ollama");
+        assert_eq!(listed([], "or"), "");
+    }
+}
