@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { BuiltinBackend } from '../binding.js'
-import { COMMAND_HELP, HELP } from '../cli/usage.js'
+import { COMMAND_HELP, HELP } from '../lib/cli/usage.js'
 
 const ROOT = resolve(__dirname, '..')
 
