@@ -1332,7 +1332,11 @@ mod tests {
             );
         }
         assert_eq!(server.received().len(), 20);
-        assert_eq!(server.connections(), 1);
+        // Usually 1. A connection returns to the pool in a task of its own once its answer is
+        // read: when the next run checks the pool before that task has run (a busy machine), it
+        // opens a second one, and from then on one of the two is always idle.
+        let connections = server.connections();
+        assert!((1..=2).contains(&connections), "{connections} connections");
     }
 
     #[tokio::test]
