@@ -221,5 +221,8 @@ async fn one_abort_stops_every_backend() {
         .expect("settled at once")
         .expect("task");
     assert_eq!(result, Err(RelayFailure::Aborted));
-    assert!(given.iter().all(CancellationToken::is_cancelled), "each was told");
+    assert!(
+        given.iter().all(CancellationToken::is_cancelled),
+        "each was told"
+    );
 }

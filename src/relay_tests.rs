@@ -254,9 +254,12 @@ async fn an_abort_stops_a_running_backend() {
     let cancel = context.cancel.clone();
     let pending = tokio::spawn(relay(registry(&backend), options("/"), context));
     // The abort comes while the backend runs, and the backend is told of it.
-    tokio::time::timeout(std::time::Duration::from_secs(5), backend.started.notified())
-        .await
-        .expect("the backend started");
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        backend.started.notified(),
+    )
+    .await
+    .expect("the backend started");
     let given = backend.tokens.lock().expect("lock").clone();
     assert_eq!(given.len(), 1);
     assert!(!given[0].is_cancelled());
