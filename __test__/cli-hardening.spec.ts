@@ -2,14 +2,13 @@
 // Ollama probe. Each case runs the real bin as a process against fake CLIs of its own.
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { TempRepo } from './support/git-repo.js'
 import { isAlive, processesWithEnv } from './support/processes.js'
 import { once } from 'node:events'
+import { closedHost, startOllamaStub, type OllamaStub } from './support/ollama-stub.js'
 import { CLI, runCli, type CliResult } from './support/run-cli.js'
 import { closest, editDistance } from '../lib/cli/suggest.js'
 
@@ -395,9 +394,14 @@ describe('typos, help', () => {
   })
 
   it('help, --help and --version never load the addon, nor do usage errors', async () => {
-    // A preload that makes loading any native addon fail loudly.
+    // A preload that makes loading any native addon fail, and leaves a mark in a file when one is tried
+    // (what the CLI prints of the failure is its own business: the mark is not).
     const preload = join(log, 'no-addon.cjs')
-    writeFileSync(preload, "process.dlopen = () => { throw new Error('the addon was loaded') }\n")
+    const loaded = join(log, 'addon-loaded')
+    writeFileSync(
+      preload,
+      `process.dlopen = () => { require('node:fs').appendFileSync(${JSON.stringify(loaded)}, 'dlopen\\n'); throw new Error('the addon was loaded') }\n`,
+    )
     const run = (args: string[]): Promise<CliResult> =>
       new Promise((done) => {
         const child = spawn(process.execPath, ['--require', preload, CLI, ...args], { env: env(), cwd: repo.path, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -413,44 +417,31 @@ describe('typos, help', () => {
     for (const args of [['--promt', 'x'], ['docter'], ['--prompt', 'x', '--timeout', 'soon']]) {
       const result = await run(args)
       expect(result.code).toBe(2)
-      expect(result.stderr).not.toContain('the addon was loaded')
+      expect(result.stderr).not.toContain('Cannot find native binding')
     }
-    // The preload does bite: a relay needs the addon, and says it cannot load it (binding.js's words).
-    // Both commands that need it say so in one line, without a stack trace.
+    expect(existsSync(loaded)).toBe(false)
+    // The preload does bite: a relay needs the addon, tries to load it (the mark), and says it cannot
+    // (binding.js's words). Both commands that need it say so in one line, without a stack trace.
     for (const args of [['--prompt', 'x'], ['doctor']]) {
       expect(await run(args)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error \[ERR_UNEXPECTED\]: Cannot find native binding[^\n]*\n$/) })
+      expect(existsSync(loaded)).toBe(true)
+      rmSync(loaded)
     }
   })
 })
 
 describe('doctor and Ollama', () => {
-  let server: Server | undefined
-  let asked: string[]
+  let stub: OllamaStub | undefined
 
   afterEach(async () => {
-    await new Promise((done) => (server ? server.close(done) : done(undefined)))
-    server = undefined
+    await stub?.close()
+    stub = undefined
   })
 
-  /** An Ollama stand-in on 127.0.0.1 that lists `models`; resolves with its OLLAMA_HOST. */
+  /** An Ollama stand-in that lists `models` and answers nothing else; resolves with its OLLAMA_HOST. */
   async function ollamaServer(models: string[]): Promise<string> {
-    asked = []
-    server = createServer((request, response) => {
-      asked.push(`${request.method} ${request.url}`)
-      if (request.url !== '/api/tags') return void response.writeHead(404).end()
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: models.map((name) => ({ name })) }))
-    })
-    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done))
-    return `127.0.0.1:${(server.address() as AddressInfo).port}`
-  }
-
-  /** A port nothing listens on. */
-  async function closedPort(): Promise<string> {
-    const probe = createServer()
-    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
-    const { port } = probe.address() as AddressInfo
-    await new Promise((done) => probe.close(done))
-    return `127.0.0.1:${port}`
+    stub = await startOllamaStub((res) => res.writeHead(404).end(), models)
+    return stub.host
   }
 
   /** PATH is a folder of our own: `cat` for the fakes, and the fake CLIs named. */
@@ -472,7 +463,7 @@ describe('doctor and Ollama', () => {
   it('ollama is ready when its server answers, with no ollama binary: one ✓ line, exit 0', async () => {
     const host = await ollamaServer(['llama3:latest', 'qwen2.5-coder:7b'])
     const result = await doctor([], { OLLAMA_HOST: host, PATH: path([]) })
-    expect(asked).toEqual(['GET /api/tags'])
+    expect(stub?.asked).toEqual(['GET /api/tags'])
     expect(result.code).toBe(0)
     expect(result.stdout).toBe(
       '✗ codex   not found. Install it: npm install -g @openai/codex\n' +
@@ -504,7 +495,7 @@ describe('doctor and Ollama', () => {
   })
 
   it('no server: one ✗ line naming the host probed and OLLAMA_HOST; exit 1 when nothing else is ready', async () => {
-    const host = await closedPort()
+    const host = await closedHost()
     const installed = await doctor([], { OLLAMA_HOST: host, PATH: path(['ollama']) })
     expect(installed.code).toBe(1)
     expect(installed.stdout.split('\n').filter((line) => line.includes('ollama'))).toEqual([

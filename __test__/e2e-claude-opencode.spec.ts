@@ -17,45 +17,16 @@ import {
   startFakeModelServer,
   type FakeModelServer,
 } from './support/fake-model-server.js'
+import { envelopeOf, restoreEnv, timedStream, useEnv } from './support/e2e.js'
 import { TempRepo } from './support/git-repo.js'
-import { processesWithEnv } from './support/processes.js'
+import { processesWithEnv, runsAsRoot } from './support/processes.js'
 
 const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
-const IS_ROOT = process.getuid?.() === 0
+const IS_ROOT = runsAsRoot('e2e-claude-opencode.spec.ts: claude refusing danger-full-access as root')
 let server: FakeModelServer
 let repo: TempRepo
-let restoreEnv: () => void
 /** This test's mark in the environment of every process the relay starts (see `processesWithEnv`). */
 let mark: string
-
-/** Adds variables to process.env (the relay snapshots it per call) until the test ends. */
-function useEnv(vars: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((key) => [key, process.env[key]]))
-  Object.assign(process.env, vars)
-  const previous = restoreEnv
-  restoreEnv = () => {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key]
-      else process.env[key] = value
-    }
-    previous()
-  }
-}
-
-const envelopeOf = (request: string): string =>
-  'You are helping another coding agent by reviewing or advising on work in a local repository.\n' +
-  `Repository path: ${repo.path}\nUse the repository files for context when needed.\n` +
-  `Respond with concise, actionable feedback.\n\nRequest:\n${request}`
-
-/** Every chunk of a stream with the time it arrived, and the stream's return value. */
-async function timedStream(stream: AsyncGenerator<string, string, undefined>) {
-  const chunks: { text: string; at: number }[] = []
-  for (;;) {
-    const step = await stream.next()
-    if (step.done) return { chunks, answer: step.value, endedAt: Date.now() }
-    chunks.push({ text: step.value, at: Date.now() })
-  }
-}
 
 /** A process's command line, or '' once it is gone. */
 function commandLine(pid: number): string {
@@ -121,7 +92,6 @@ afterAll(async () => {
 
 beforeEach(() => {
   _resetRegistry()
-  restoreEnv = () => undefined
   mark = `paf-e2e-${randomUUID()}`
   useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}`, PAF_E2E_MARK: mark })
   server.requests.length = 0
@@ -150,7 +120,7 @@ describe('claude 2.1.330 for real', () => {
     await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'claude' })).resolves.toBe(DEFAULT_ANSWER)
     const [request] = server.modelRequests()
     expect(request.protocol).toBe('anthropic')
-    expect(request.prompt).toBe(envelopeOf('Say hi'))
+    expect(request.prompt).toBe(envelopeOf(repo.path, 'Say hi'))
     // Non-essential traffic is off: no `HEAD /api/hello`, nothing but the one model call.
     expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/messages?beta=true'])
     // read-only: the read tools only.
@@ -160,7 +130,7 @@ describe('claude 2.1.330 for real', () => {
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
     const prompt = '0123456789'.repeat(30_000)
     await expect(relay({ prompt, repoPath: repo.path, backend: 'claude', model: 'claude-fake-model' })).resolves.toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(prompt))
+    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(repo.path, prompt))
     // `model` reaches the model request (claude sends a name it does not know as it is).
     expect(server.modelRequests()[0].body).toMatchObject({ model: 'claude-fake-model' })
   })
@@ -265,7 +235,7 @@ describe('opencode 1.18.33 for real', () => {
     // `--title` spares the title request: one model call.
     expect(requests).toHaveLength(1)
     expect(requests[0].protocol).toBe('openai-chat')
-    expect(requests[0].prompt).toBe(envelopeOf('Say hi'))
+    expect(requests[0].prompt).toBe(envelopeOf(repo.path, 'Say hi'))
     expect(server.requests.filter((r) => r.protocol === 'other')).toEqual([])
   })
 
@@ -273,7 +243,7 @@ describe('opencode 1.18.33 for real', () => {
     const prompt = 'abcdefghij'.repeat(30_000)
     // `model` as `provider/model`: not the config's default.
     await expect(relay({ prompt, repoPath: repo.path, backend: 'opencode', model: 'fake/other-model' })).resolves.toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(prompt))
+    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(repo.path, prompt))
     expect(server.modelRequests()[0].body).toMatchObject({ model: 'other-model' })
   })
 

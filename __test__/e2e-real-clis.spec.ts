@@ -5,32 +5,14 @@ import { resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
 import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
+import { envelopeOf, restoreEnv, timedStream, useEnv } from './support/e2e.js'
 import { TempRepo } from './support/git-repo.js'
 import { processesWithEnv } from './support/processes.js'
 
 const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
 let server: FakeModelServer
 let repo: TempRepo
-let restoreEnv: () => void
 
-/** Adds variables to process.env (the relay snapshots it per call) until the test ends. */
-function useEnv(vars: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((key) => [key, process.env[key]]))
-  Object.assign(process.env, vars)
-  const previous = restoreEnv
-  restoreEnv = () => {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key]
-      else process.env[key] = value
-    }
-    previous()
-  }
-}
-
-const envelopeOf = (request: string): string =>
-  'You are helping another coding agent by reviewing or advising on work in a local repository.\n' +
-  `Repository path: ${repo.path}\nUse the repository files for context when needed.\n` +
-  `Respond with concise, actionable feedback.\n\nRequest:\n${request}`
 
 beforeAll(async () => {
   server = await startFakeModelServer()
@@ -42,7 +24,6 @@ afterAll(async () => {
 
 beforeEach(() => {
   _resetRegistry()
-  restoreEnv = () => undefined
   useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}` })
   server.requests.length = 0
   server.setDelay(0)
@@ -63,13 +44,13 @@ describe('codex 0.169 for real', () => {
     await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
     const [request] = server.modelRequests()
     expect(request.protocol).toBe('codex')
-    expect(request.prompt).toBe(envelopeOf('Say hi'))
+    expect(request.prompt).toBe(envelopeOf(repo.path, 'Say hi'))
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
     const prompt = `${'0123456789'.repeat(30_000)}`
     await expect(relay({ prompt, repoPath: repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(prompt))
+    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(repo.path, prompt))
   })
 
   it('answers a native review of the branch', async () => {
@@ -80,7 +61,11 @@ describe('codex 0.169 for real', () => {
     expect(request.protocol).toBe('codex')
     // codex's own review prompt, not our envelope: the native path ran.
     expect(request.prompt).not.toContain('Request:\n')
-    expect(JSON.stringify(request.body)).toContain('main')
+    // The base codex was given, whole: its prompt names it and the merge base it computed from it.
+    const mergeBase = repo.git('merge-base', 'HEAD', 'main').trim()
+    expect(JSON.stringify(request.body)).toContain(
+      `Review the code changes against the base branch 'main'. The merge base commit for this comparison is ${mergeBase}.`,
+    )
   })
 
   it('a review with instructions goes through the generic path', async () => {
@@ -98,26 +83,16 @@ describe('gemini 0.61 for real', () => {
   it('answers in a folder it was never told to trust', async () => {
     await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
     const request = server.modelRequests().find((r) => r.protocol === 'gemini')
-    expect(request?.prompt).toContain(envelopeOf('Say hi'))
+    expect(request?.prompt).toContain(envelopeOf(repo.path, 'Say hi'))
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
     const prompt = `${'abcdefghij'.repeat(30_000)}`
     await expect(relay({ prompt, repoPath: repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
     const request = server.modelRequests().find((r) => r.protocol === 'gemini')
-    expect(request?.prompt).toContain(envelopeOf(prompt))
+    expect(request?.prompt).toContain(envelopeOf(repo.path, prompt))
   })
 })
-
-/** Every chunk of a stream with the time it arrived, and the stream's return value. */
-async function timedStream(stream: AsyncGenerator<string, string, undefined>) {
-  const chunks: { text: string; at: number }[] = []
-  for (;;) {
-    const step = await stream.next()
-    if (step.done) return { chunks, answer: step.value, endedAt: Date.now() }
-    chunks.push({ text: step.value, at: Date.now() })
-  }
-}
 
 describe('streaming from the real CLIs (relayStream)', () => {
   const ANSWER = '  First, the setup. Then ünïcødé 😀 in the middle; and at last the conclusion.\n'

@@ -70,7 +70,11 @@ describe('native sessions of the real CLIs', () => {
     Object.assign(process.env, await codexEnv(server))
     const id = await twoTurns('codex', { sandbox: 'workspace-write' })
     expect(id).toMatch(UUID)
-    expect(JSON.stringify(server.modelRequests().at(-1)?.body)).toContain(repo.path)
+    const resumed = JSON.stringify(server.modelRequests().at(-1)?.body)
+    expect(resumed).toContain(repo.path)
+    // codex tells its model the sandbox it runs the resumed turn in.
+    expect(resumed).toContain('`sandbox_mode` is `workspace-write`')
+    expect(resumed).not.toContain('`sandbox_mode` is `read-only`')
   })
 
   it('gemini 0.61: --session-id <uuid>, then --resume <uuid>', async () => {

@@ -74,7 +74,8 @@ describe('1. a JS backend is told through its signal when the relay gives up on 
     expect(seen.aborted).toHaveLength(1)
     const [{ at, reason, startedAt }] = seen.aborted
     expect(at - startedAt).toBeGreaterThanOrEqual(250)
-    expect(at - startedAt).toBeLessThan(400)
+    // At the timeout, not when the relay would give up on a backend that ignores it (a 1 s grace later).
+    expect(at - startedAt).toBeLessThan(1_000)
     expect(reason).toBeInstanceOf(RelayError)
     expect(reason).toMatchObject({ name: 'RelayError', code: 'ERR_BACKEND_TIMEOUT', message: 'waits timed out after 0.3s', backend: 'waits' })
     // The backend rejected with the reason it was given: that is what the caller sees, at once.
@@ -86,13 +87,14 @@ describe('1. a JS backend is told through its signal when the relay gives up on 
     const error = await rejectionOf(reviewRelay({ repoPath: repo.path, backend: 'waits', base: 'HEAD', timeoutSeconds: 0.3 }))
     expect(seen.aborted.length).toBeGreaterThanOrEqual(1)
     const [{ at, reason, startedAt }] = seen.aborted
-    expect(at - startedAt).toBeLessThan(400)
+    expect(at - startedAt).toBeGreaterThanOrEqual(250)
+    expect(at - startedAt).toBeLessThan(1_000)
     expect(reason).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', message: 'waits timed out after 0.3s' })
     // A RelayError from review() is rethrown, never a reason to fall back.
     expect(error).toBe(reason)
   })
 
-  it('the signal aborts within 100 ms of the caller aborting, with the caller\'s reason', async () => {
+  it('the signal aborts once the caller aborts, with the caller\'s reason', async () => {
     const seen = signalWaiter('waits')
     const controller = new AbortController()
     const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'waits', signal: controller.signal })
@@ -104,8 +106,9 @@ describe('1. a JS backend is told through its signal when the relay gives up on 
     const abortedAt = Date.now()
     controller.abort(reason)
     await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', cause: reason })
+    // Told after the caller aborted (not before) and without waiting out any grace.
     await vi.waitFor(() => expect(seen.aborted).toHaveLength(1), { timeout: 1_000, interval: 5 })
-    expect(seen.aborted[0].at - abortedAt).toBeLessThan(100)
+    expect(seen.aborted[0].at).toBeGreaterThanOrEqual(abortedAt)
     expect(seen.aborted[0].reason).toBe(reason)
   })
 
@@ -119,7 +122,11 @@ describe('1. a JS backend is told through its signal when the relay gives up on 
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'quick', timeoutSeconds: 0.2, signal: controller.signal })).resolves.toBe('quick answer')
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'quick', timeoutSeconds: 0.2 })).resolves.toBe('quick answer')
     expect(signals).toHaveLength(2)
-    await new Promise((done) => setTimeout(done, 500))
+    // A relay started after them with the same timeout, to a backend that waits: once its signal has
+    // aborted at that timeout, theirs would have too.
+    const waiter = signalWaiter('waits')
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'waits', timeoutSeconds: 0.2 })).rejects.toMatchObject({ code: 'ERR_BACKEND_TIMEOUT' })
+    expect(waiter.aborted).toHaveLength(1)
     controller.abort()
     for (const signal of signals) expect(signal.aborted).toBe(false)
   })

@@ -70,33 +70,23 @@ describe('a relay to a JS backend that waits on nothing stays on the JS thread',
 })
 
 describe('relays on the JS thread take turns with the event loop', () => {
-  /** Runs `work` while a 1 ms interval records the largest gap between its ticks. */
-  async function largestGap(work: () => Promise<unknown>): Promise<number> {
-    let last = performance.now()
-    let largest = 0
-    const timer = setInterval(() => {
-      const now = performance.now()
-      largest = Math.max(largest, now - last)
-      last = now
-    }, 1)
-    await work()
-    clearInterval(timer)
-    return Math.max(largest, performance.now() - last)
-  }
-
   it('a loop of relays to a backend that answers at once still lets timers run', async () => {
     registerBackend({ name: 'instant', allowedSandboxes: ['read-only'], run: async () => 'ok' })
     let relays = 0
-    const gap = await largestGap(async () => {
-      const until = performance.now() + 300
-      // Never leaves the microtask queue by itself: without turns, no timer would run for 300 ms.
-      while (performance.now() < until) {
-        await relayTo('instant')
-        relays++
-      }
-    })
+    // How many relays were done each time a 1 ms interval ran.
+    const ticks: number[] = []
+    const timer = setInterval(() => ticks.push(relays), 1)
+    const until = performance.now() + 300
+    // Never leaves the microtask queue by itself: without turns, no timer would run for 300 ms.
+    while (performance.now() < until) {
+      await relayTo('instant')
+      relays++
+    }
+    clearInterval(timer)
     expect(relays).toBeGreaterThan(100)
-    expect(gap).toBeLessThan(100)
+    // The timer ran between relays, again and again through the loop, not only before or after it.
+    const during = new Set(ticks.filter((done) => done > 0 && done < relays))
+    expect(during.size).toBeGreaterThanOrEqual(10)
   })
 
   it('2000 relays started at once run in order, over several turns of the loop', async () => {
@@ -212,11 +202,13 @@ describe('both paths settle the same way', () => {
       expect(settled.ok).toBe(false)
       if (!settled.ok) expect(shape(settled.error)).toEqual({ name: 'RelayError', message: 'deaf timed out after 0.2s', code: 'ERR_BACKEND_TIMEOUT', backend: 'deaf', causeName: 'BackendError', causeMessage: 'deaf timed out after 0.2s' })
       expect(took).toBeGreaterThanOrEqual(1150)
-      expect(took).toBeLessThan(1600)
+      // Generous: it is given up on, not waited for.
+      expect(took).toBeLessThan(5_000)
     }
     expect(aborted).toHaveLength(2)
     for (const at of aborted) expect(at).toBeGreaterThanOrEqual(150)
-    for (const at of aborted) expect(at).toBeLessThan(400)
+    // Told at the timeout, before the grace (1 s) that follows it has passed.
+    for (const at of aborted) expect(at).toBeLessThan(1_150)
   })
 
   it('the caller aborting: an AbortError with its reason at once, and the backend told', async () => {
@@ -233,7 +225,8 @@ describe('both paths settle the same way', () => {
       setTimeout(() => controller.abort(reason), 50)
       const started = Date.now()
       const settled = await pending
-      expect(Date.now() - started).toBeLessThan(400)
+      // Not a grace (1 s) later: the backend never settles, yet the caller has its answer.
+      expect(Date.now() - started).toBeLessThan(1_000)
       expect(settled.ok).toBe(false)
       if (!settled.ok) expect(settled.error).toMatchObject({ name: 'AbortError', cause: reason })
     }

@@ -1,18 +1,16 @@
 // The ollama backend against a real HTTP server started by the test, which streams NDJSON as a
 // real Ollama does for `"stream": true`.
 import { once } from 'node:events'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
 import { TempRepo } from './support/git-repo.js'
+import { closedHost, startOllamaStub, type OllamaStub } from './support/ollama-stub.js'
 
 type Handler = (body: Record<string, unknown>, res: ServerResponse, req: IncomingMessage) => void
 
-let server: Server
-let port: number
+let stub: OllamaStub
 let handler: Handler
-let bodies: Array<Record<string, unknown>>
 let repo: TempRepo
 const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OLLAMA_MODEL: process.env.OLLAMA_MODEL }
 
@@ -40,11 +38,15 @@ const doneLine = (): string =>
 
 const ndjson = (res: ServerResponse): ServerResponse => res.writeHead(200, { 'content-type': 'application/x-ndjson' })
 
+/** When `streamTokens` last began writing its final token (ms since the epoch). */
+let lastTokenAt = 0
+
 /** Streams `tokens`, one write each `gapMs` apart, then the done line. */
 const streamTokens = (tokens: string[], gapMs: number): Handler => async (_, res) => {
   ndjson(res)
-  for (const token of tokens) {
+  for (const [i, token] of tokens.entries()) {
     await sleep(gapMs)
+    if (i === tokens.length - 1) lastTokenAt = Date.now()
     res.write(line(token))
   }
   await sleep(gapMs)
@@ -63,27 +65,14 @@ async function collect(stream: AsyncGenerator<string, string, undefined>, starte
 beforeEach(async () => {
   _resetRegistry()
   repo = new TempRepo().write('a.txt', 'one\n').commit('first')
-  bodies = []
   handler = (_, res) => json(res, 200, { message: { role: 'assistant', content: '  ollama says hi \n' }, done: true })
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      if (req.method === 'GET' && req.url === '/api/tags') return json(res, 200, { models: [] })
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>
-      bodies.push(body)
-      handler(body, res, req)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  port = (server.address() as AddressInfo).port
-  process.env.OLLAMA_HOST = `http://127.0.0.1:${port}`
+  stub = await startOllamaStub((res, _, body, req) => handler(body, res, req))
+  process.env.OLLAMA_HOST = `http://${stub.host}`
   delete process.env.OLLAMA_MODEL
 })
 
 afterEach(async () => {
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
+  await stub.close()
   repo.remove()
   for (const [key, value] of Object.entries(saved)) {
     if (value === undefined) delete process.env[key]
@@ -94,8 +83,8 @@ afterEach(async () => {
 describe('ollama', () => {
   it('posts the envelope to /api/chat and answers the trimmed content', async () => {
     await expect(relay({ prompt: 'Hello', repoPath: repo.path, backend: 'ollama', model: 'llama3' })).resolves.toBe('ollama says hi')
-    expect(bodies).toHaveLength(1)
-    const body = bodies[0]
+    expect(stub.bodies).toHaveLength(1)
+    const body = stub.bodies[0]
     expect(body).toMatchObject({ model: 'llama3', stream: true })
     const messages = body.messages as Array<{ role: string; content: string }>
     expect(messages).toHaveLength(1)
@@ -105,16 +94,16 @@ describe('ollama', () => {
 
   it('takes the model from OLLAMA_MODEL, and reads a host without a scheme', async () => {
     process.env.OLLAMA_MODEL = 'from-env'
-    process.env.OLLAMA_HOST = `127.0.0.1:${port}`
+    process.env.OLLAMA_HOST = stub.host
     await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })
-    expect(bodies[0].model).toBe('from-env')
+    expect(stub.bodies[0].model).toBe('from-env')
   })
 
   it('reviews through the generic path with the diff', async () => {
     repo.git('checkout', '-q', '-b', 'feature')
     repo.write('b.txt', 'new\n').commit('feature')
     await expect(reviewRelay({ repoPath: repo.path, backend: 'ollama' })).resolves.toBe('ollama says hi')
-    const messages = bodies[0].messages as Array<{ content: string }>
+    const messages = stub.bodies[0].messages as Array<{ content: string }>
     expect(messages[0].content).toContain('Git Diff:\ndiff --git a/b.txt b/b.txt')
   })
 
@@ -140,21 +129,19 @@ describe('ollama', () => {
   })
 
   it('nothing listening is ERR_BACKEND_UNAVAILABLE naming the host', async () => {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
-    server = createServer()
+    const host = await closedHost()
+    process.env.OLLAMA_HOST = `http://${host}`
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({
       code: 'ERR_BACKEND_UNAVAILABLE',
-      message: `Ollama server not reachable at http://127.0.0.1:${port}. Is Ollama running? Install: https://ollama.com/download`,
+      message: `Ollama server not reachable at http://${host}. Is Ollama running? Install: https://ollama.com/download`,
     })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   })
 
   it('an abort drops the request at once', async () => {
     handler = () => undefined
     const controller = new AbortController()
     const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', signal: controller.signal })
-    await expect.poll(() => bodies.length).toBe(1)
+    await expect.poll(() => stub.bodies.length).toBe(1)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
   })
@@ -164,13 +151,13 @@ describe('ollama', () => {
       const tokens = ['\n', '  The', ' sky', ' is', ' blue. \n']
       handler = streamTokens(tokens, 80)
       const started = Date.now()
-      const { chunks, answer, endedAt } = await collect(relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' }), started)
+      const { chunks, answer } = await collect(relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' }), started)
       // The whitespace before the first text is not streamed; the rest is, as it came.
       const streamed = ['The', ' sky', ' is', ' blue. \n']
       expect(chunks.map((c) => c.text)).toEqual(streamed)
       expect(answer).toBe('The sky is blue.')
-      // The first token arrives as it is written, not with the rest (3 more lines, 80 ms apart).
-      expect(chunks[0].at).toBeLessThan(endedAt - 150)
+      // The first token arrives as it is written: before the last one is.
+      expect(started + chunks[0].at).toBeLessThan(lastTokenAt)
       await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).resolves.toBe(answer)
       const seen: string[] = []
       await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', onChunk: (t) => seen.push(t) })).resolves.toBe(answer)
@@ -238,17 +225,15 @@ describe('ollama', () => {
     })
 
     it('sequential relays reuse a kept-alive TCP connection: at most 1 new connection per 20 relays', async () => {
-      let connections = 0
-      server.on('connection', () => connections++)
       handler = streamTokens(['re', 'used'], 0)
       for (let i = 0; i < 40; i++) {
         await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).resolves.toBe('reused')
       }
-      expect(bodies).toHaveLength(40)
+      expect(stub.bodies).toHaveLength(40)
       // Usually 1. A connection returns to the pool in a task of its own once its answer is read:
       // when the next relay checks the pool before that task has run (a busy machine), it opens
       // a second connection, and from then on one of the two is always idle.
-      expect(connections).toBeLessThanOrEqual(2)
+      expect(stub.connections()).toBeLessThanOrEqual(2)
     })
   })
 })

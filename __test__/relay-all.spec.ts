@@ -37,7 +37,8 @@ describe('relayAll()', () => {
       { backend: 'gemini', ok: true, answer: 'slow answer' },
     ])
     expect(elapsed).toBeGreaterThanOrEqual(1000)
-    expect(elapsed).toBeLessThan(1800)
+    // One after the other would take 2 s at least.
+    expect(elapsed).toBeLessThan(2000)
   })
 
   it('each backend settles on its own: a failure, a refusal or a thrown TypeError does not touch the others', async () => {

@@ -86,12 +86,20 @@ describe('reviewRelay without a native review()', () => {
   it('detects master, then HEAD~1, when there is no main', async () => {
     const mock = new MockBackend('plain')
     registerBackend(mock)
+    // A second commit on the branch: against master the diff holds both, against HEAD~1 only it.
+    repo.write('c.txt', 'last commit\n').commit('last')
     repo.git('branch', '-m', 'main', 'master')
     await reviewRelay({ repoPath: repo.path, backend: 'plain' })
     repo.git('branch', '-m', 'master', 'trunk')
     await reviewRelay({ repoPath: repo.path, backend: 'plain' })
     expect(mock.runs).toHaveLength(2)
-    expect(mock.runs[1].prompt).toContain('+feature work')
+    const [againstMaster, againstParent] = mock.runs.map((run) => run.prompt.slice(run.prompt.indexOf('Git Diff:\n')))
+    expect(againstMaster).toBe(`Git Diff:\n${repo.git('diff', 'trunk...HEAD', '--').trim()}`)
+    expect(againstMaster).toContain('+feature work')
+    expect(againstMaster).toContain('+last commit')
+    expect(againstParent).toBe(`Git Diff:\n${repo.git('diff', 'HEAD~1...HEAD', '--').trim()}`)
+    expect(againstParent).toContain('+last commit')
+    expect(againstParent).not.toContain('+feature work')
   })
 
   it('a diff that fails is ERR_GIT_DIFF with git’s words', async () => {

@@ -206,7 +206,8 @@ describe('the real CLIs', () => {
     const request = server.modelRequests().find((r) => r.protocol === 'anthropic')
     expect(request?.prompt?.endsWith(SUFFIX)).toBe(true)
     // claude offers the model a StructuredOutput tool whose input schema is ours.
-    expect(JSON.stringify(request?.body)).toContain('StructuredOutput')
+    const tools = (request?.body as { tools?: Array<{ name?: string; input_schema?: unknown }> } | undefined)?.tools ?? []
+    expect(tools.find((tool) => tool.name === 'StructuredOutput')?.input_schema).toEqual(SCHEMA)
   })
 
   it('codex: a verdict review takes the generic path, its schema through --output-schema', async () => {

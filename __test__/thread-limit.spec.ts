@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FakeClis } from './support/fake-cli.js'
-import { processesWithEnv } from './support/processes.js'
+import { processesWithEnv, runsAsRoot } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 import { relaysInAChild } from './support/many-relays.js'
 
 const RELAYS = 32
-const canDropToNobody = process.getuid?.() === 0
+// setpriv needs root to become `nobody`; as another user the limit would count that user's other processes.
+const canDropToNobody = runsAsRoot(`thread-limit.spec.ts: ${RELAYS} relays under a process limit (setpriv to nobody needs root)`)
 
 let fake: FakeClis
 let repo: TempRepo

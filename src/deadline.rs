@@ -159,8 +159,12 @@ mod tests {
         let cancel = CancellationToken::new();
         let deadline = Deadline::starting_now(timeout(60.0), cancel.clone());
         assert_eq!(deadline.check(), Ok(()));
+        // Both have happened: the time has run out and the caller has aborted.
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert_eq!(deadline.check(), Err(Stop::TimedOut));
         cancel.cancel();
         assert_eq!(deadline.check(), Err(Stop::Cancelled));
+        assert_eq!(deadline.reached().await, Stop::Cancelled);
         let work = deadline.bound(std::future::pending::<()>()).await;
         assert_eq!(work, Err(Stop::Cancelled));
     }

@@ -27,5 +27,7 @@ pub mod sessions;
 pub mod stream;
 pub mod subprocess;
 pub mod supervisor;
+#[cfg(test)]
+mod test_http;
 pub mod text;
 pub mod verdict;

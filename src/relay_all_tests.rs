@@ -20,6 +20,8 @@ struct Sleepy {
     delay: Duration,
     fail: bool,
     prompts: Mutex<Vec<String>>,
+    /// The cancellation token each run was given.
+    tokens: Mutex<Vec<CancellationToken>>,
 }
 
 fn sleepy(name: &str, delay_ms: u64, fail: bool) -> Arc<Sleepy> {
@@ -29,6 +31,7 @@ fn sleepy(name: &str, delay_ms: u64, fail: bool) -> Arc<Sleepy> {
         delay: Duration::from_millis(delay_ms),
         fail,
         prompts: Mutex::default(),
+        tokens: Mutex::default(),
     })
 }
 
@@ -41,6 +44,7 @@ impl Backend for Sleepy {
     }
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         self.prompts.lock().expect("lock").push(request.prompt);
+        self.tokens.lock().expect("lock").push(cancel.clone());
         Box::pin(async move {
             tokio::select! {
                 () = cancel.cancelled() => Err(BackendFailure::Cancelled),
@@ -203,11 +207,22 @@ async fn one_abort_stops_every_backend() {
         names(&["a", "b"]),
         call(cancel.clone()),
     ));
+    // The clock is paused: it moves on only once every task waits, so both backends run by then.
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let given: Vec<CancellationToken> = [&a, &b]
+        .iter()
+        .flat_map(|backend| backend.tokens.lock().expect("lock").clone())
+        .collect();
+    assert_eq!(given.len(), 2, "both backends started");
+    assert!(given.iter().all(|token| !token.is_cancelled()));
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(1), run)
         .await
         .expect("settled at once")
         .expect("task");
     assert_eq!(result, Err(RelayFailure::Aborted));
+    assert!(
+        given.iter().all(CancellationToken::is_cancelled),
+        "each was told"
+    );
 }

@@ -14,6 +14,10 @@ struct Scripted {
     review_result: Option<BackendResult>,
     runs: Mutex<Vec<RunRequest>>,
     reviews: Mutex<Vec<ReviewRequest>>,
+    /// The cancellation token each run was given.
+    tokens: Mutex<Vec<CancellationToken>>,
+    /// Notified when a run's future first runs.
+    started: tokio::sync::Notify,
 }
 
 impl Scripted {
@@ -29,6 +33,8 @@ impl Scripted {
             review_result,
             runs: Mutex::default(),
             reviews: Mutex::default(),
+            tokens: Mutex::default(),
+            started: tokio::sync::Notify::new(),
         })
     }
 
@@ -46,7 +52,9 @@ impl Backend for Scripted {
     }
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         self.runs.lock().expect("lock").push(request);
+        self.tokens.lock().expect("lock").push(cancel.clone());
         Box::pin(async move {
+            self.started.notify_one();
             if matches!(self.run_result, Err(BackendFailure::Cancelled)) {
                 cancel.cancelled().await;
             }
@@ -245,9 +253,19 @@ async fn an_abort_stops_a_running_backend() {
     let context = call(&Arc::default());
     let cancel = context.cancel.clone();
     let pending = tokio::spawn(relay(registry(&backend), options("/"), context));
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // The abort comes while the backend runs, and the backend is told of it.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        backend.started.notified(),
+    )
+    .await
+    .expect("the backend started");
+    let given = backend.tokens.lock().expect("lock").clone();
+    assert_eq!(given.len(), 1);
+    assert!(!given[0].is_cancelled());
     cancel.cancel();
     assert_eq!(pending.await.expect("joined"), Err(RelayFailure::Aborted));
+    assert!(given[0].is_cancelled());
 }
 
 fn thrown(is_relay_error: bool) -> ThrownValue {

@@ -172,16 +172,33 @@ mod tests {
             .expect("producer");
     }
 
-    #[tokio::test]
+    /// Sends 100 MiB, one MiB at a time; `false` when a send still waits after a (paused) second.
+    async fn sends_100_mib(sink: &ChunkSink) -> bool {
+        let sends = async {
+            for _ in 0..100 {
+                sink.send("y".repeat(1024 * 1024)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(1), sends)
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_discarding_sink_keeps_nothing_and_never_waits() {
         let sink = ChunkSink::discard();
         assert!(!sink.is_streaming());
-        for _ in 0..100 {
-            sink.send("y".repeat(1024 * 1024)).await;
-        }
-        assert_eq!(sink, ChunkSink::discard());
+        assert!(sends_100_mib(&sink).await, "a discarding sink never waits");
+        assert!(!sink.has_sent());
+        // The same sends to a stream nobody reads wait once a MiB is unread: what the discarding
+        // sink is spared.
         let (streaming, _source) = chunk_channel();
         assert!(streaming.is_streaming());
+        assert!(!sends_100_mib(&streaming).await);
+        assert!(streaming.has_sent());
+        // Equal only to itself: another stream, or discarding, is another sink.
+        assert_eq!(streaming, streaming.clone());
+        assert_ne!(streaming, chunk_channel().0);
         assert_ne!(streaming, sink);
     }
 }

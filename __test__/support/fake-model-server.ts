@@ -1,11 +1,11 @@
 /**
  * A fake model server for end-to-end tests: one HTTP server on 127.0.0.1 that speaks just enough
- * of three wire protocols for the real CLIs and for Ollama clients to finish cleanly.
+ * of the real CLIs' wire protocols for them to finish cleanly. (Ollama has a stand-in of its own,
+ * `ollama-stub.ts`.)
  *
  * - codex (`@openai/codex` 0.169): `POST /v1/responses`, answered as a Responses API SSE stream.
  * - gemini (`@google/gemini-cli` 0.61): `POST /v1beta/models/<m>:streamGenerateContent?alt=sse`
  *   (SSE of GenerateContentResponse JSON), plus `:generateContent`, `:countTokens` and model listing.
- * - Ollama: `POST /api/chat` (non-streaming JSON, NDJSON when `stream` is not false), `GET /api/tags`.
  * - claude (`@anthropic-ai/claude-code` 2.1.330): `POST /v1/messages?beta=true`, answered as an
  *   Anthropic Messages SSE stream (`message_start` … `message_stop`), JSON when `stream` is false.
  * - opencode (`opencode-ai` 1.18.33, provider `@ai-sdk/openai-compatible`): `POST /v1/chat/completions`,
@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
-export type RecordedProtocol = 'codex' | 'gemini' | 'ollama-chat' | 'ollama-tags' | 'anthropic' | 'openai-chat' | 'other';
+export type RecordedProtocol = 'codex' | 'gemini' | 'anthropic' | 'openai-chat' | 'other';
 
 export interface RecordedRequest {
   protocol: RecordedProtocol;
@@ -41,12 +41,11 @@ export interface RecordedRequest {
   /** Path with query string, as the client sent it. */
   path: string;
   /**
-   * The prompt a model request carried; `null` for requests that carry none (tags, listings…).
+   * The prompt a model request carried; `null` for requests that carry none (listings…).
    * - codex: the text of the LAST `input[]` item with `role: "user"` (its `content[].text`
    *   joined). Codex puts its own user items (`<environment_context>`, AGENTS.md instructions)
    *   BEFORE the prompt, so the last one is the prompt, whole. All user texts are in `userTexts`.
    * - gemini: the text of the last part of the last `contents` entry.
-   * - ollama: `messages[last].content`.
    * - anthropic: the last user text block that is not claude's own `<system-reminder>`.
    * - openai-chat: the content of the last `role: "user"` message.
    */
@@ -79,7 +78,6 @@ export interface FakeModelServerOptions {
  * - gemini: one SSE `GenerateContentResponse` per piece (the model's text, streamed);
  * - codex: one assistant `message` output item per piece (several assistant messages in one
  *   turn, as when a model talks between tool calls); the last piece is codex's last message.
- * Ollama is not affected.
  */
 export interface FakeParts {
   count: number;
@@ -123,7 +121,7 @@ export interface FakeModelServer {
   url: string;
   port: number;
   requests: RecordedRequest[];
-  /** Model requests only (codex, gemini content calls, ollama-chat, anthropic, openai-chat). */
+  /** Model requests only (codex, gemini content calls, anthropic, openai-chat). */
   modelRequests(): RecordedRequest[];
   setAnswer(text: string): void;
   setDelay(ms: number): void;
@@ -158,8 +156,6 @@ export const DEFAULT_ANSWER = 'FAKE_ANSWER';
  * `/v1beta/models/<it>:…`). Otherwise gemini 0.61 picks `gemini-3.1-pro-preview-customtools`.
  */
 export const FAKE_GEMINI_MODEL = 'gemini-2.5-flash';
-/** The model the fake lists in `GET /api/tags`. */
-export const FAKE_OLLAMA_MODEL = 'fake-model:latest';
 
 // ---------------------------------------------------------------------------------------------
 // temp homes
@@ -559,10 +555,6 @@ function openAiToolResults(body: unknown): string[] {
     .map((message) => contentText(field(message, 'content')));
 }
 
-function ollamaPrompt(body: unknown): string | null {
-  return stringField(lastOf(body, 'messages'), 'content');
-}
-
 // ---------------------------------------------------------------------------------------------
 // responses
 
@@ -715,46 +707,6 @@ function geminiModelInfo(name: string): Json {
 }
 
 const GEMINI_MODELS = ['gemini-2.5-pro', FAKE_GEMINI_MODEL, 'gemini-2.5-flash-lite'];
-
-function ollamaTags(): Json {
-  return {
-    models: [
-      {
-        name: FAKE_OLLAMA_MODEL,
-        model: FAKE_OLLAMA_MODEL,
-        modified_at: '2025-01-01T00:00:00Z',
-        size: 1,
-        digest: '0'.repeat(64),
-        details: { format: 'gguf', family: 'fake', parameter_size: '1B', quantization_level: 'Q4_0' },
-      },
-    ],
-  };
-}
-
-function sendOllamaChat(res: ServerResponse, body: unknown, answer: string): void {
-  const model = stringField(body, 'model') ?? '';
-  if (model === '') {
-    // What a real Ollama says when no model is given.
-    sendJson(res, 400, { error: 'model is required' });
-    return;
-  }
-  const done = {
-    model,
-    created_at: new Date().toISOString(),
-    message: { role: 'assistant', content: answer },
-    done: true,
-    done_reason: 'stop',
-  };
-  if (field(body, 'stream') === false) {
-    sendJson(res, 200, done);
-    return;
-  }
-  // Ollama streams NDJSON unless `stream: false`: the text, then an empty final chunk.
-  const first = { model, created_at: done.created_at, message: done.message, done: false };
-  res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-  res.write(`${JSON.stringify(first)}\n`);
-  res.end(`${JSON.stringify({ ...done, message: { role: 'assistant', content: '' } })}\n`);
-}
 
 /** What one model turn says: text pieces (sent `gapMs` apart), then maybe a tool call. */
 interface Turn {
@@ -1008,23 +960,6 @@ export async function startFakeModelServer(
       return;
     }
 
-    // Ollama
-    if (method === 'POST' && pathname === '/api/chat') {
-      record('ollama-chat', ollamaPrompt(body));
-      answerModel(res, 'ollama-chat', () => sendOllamaChat(res, body, answer));
-      return;
-    }
-    if (method === 'GET' && pathname === '/api/tags') {
-      record('ollama-tags', null);
-      sendJson(res, 200, ollamaTags());
-      return;
-    }
-    if (method === 'GET' && pathname === '/api/version') {
-      record('other', null);
-      sendJson(res, 200, { version: '0.0.0-fake' });
-      return;
-    }
-
     record('other', null);
     sendJson(res, 404, { error: `fake model server: no route for ${method} ${pathname}` });
   };
@@ -1051,7 +986,7 @@ export async function startFakeModelServer(
     port,
     requests,
     modelRequests: () =>
-      requests.filter((r) => ['codex', 'gemini', 'ollama-chat', 'anthropic', 'openai-chat'].includes(r.protocol)),
+      requests.filter((r) => ['codex', 'gemini', 'anthropic', 'openai-chat'].includes(r.protocol)),
     setAnswer: (text) => {
       answer = text;
     },

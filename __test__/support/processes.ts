@@ -38,3 +38,14 @@ export function processesWithEnv(needle: string): number[] {
     }
   })
 }
+
+/**
+ * Whether this process runs as root. Tests that only root can run (CI runs the suites as root) call
+ * it to skip; when they are skipped it says so on stderr, so a run as another user does not pass them
+ * over in silence.
+ */
+export function runsAsRoot(skipped: string): boolean {
+  const root = process.getuid?.() === 0
+  if (!root) console.warn(`[not root: skipped] ${skipped}`)
+  return root
+}

@@ -21,6 +21,8 @@ struct Talker {
     name: String,
     allowed: Vec<String>,
     cancelled: Arc<AtomicBool>,
+    /// Notified when `hang` starts waiting.
+    started: Arc<tokio::sync::Notify>,
 }
 
 impl Backend for Talker {
@@ -33,6 +35,7 @@ impl Backend for Talker {
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         Box::pin(async move {
             if self.name == "hang" {
+                self.started.notify_one();
                 cancel.cancelled().await;
                 self.cancelled.store(true, Ordering::SeqCst);
                 return Err(BackendFailure::Cancelled);
@@ -71,11 +74,13 @@ struct Client {
     cancelled: Arc<AtomicBool>,
     /// The server's answer to `initialize`.
     init: Value,
+    started: Arc<tokio::sync::Notify>,
 }
 
 impl Client {
     async fn start() -> Client {
         let cancelled = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(tokio::sync::Notify::new());
         let backends: Vec<Arc<dyn Backend>> = ["talk", "hang"]
             .iter()
             .map(|name| {
@@ -83,6 +88,7 @@ impl Client {
                     name: name.to_string(),
                     allowed: SANDBOX_MODES.iter().map(|m| m.to_string()).collect(),
                     cancelled: cancelled.clone(),
+                    started: started.clone(),
                 }) as Arc<dyn Backend>
             })
             .collect();
@@ -103,6 +109,7 @@ impl Client {
             server,
             cancelled,
             init: Value::Null,
+            started,
         };
         let init = client
             .request(
@@ -121,6 +128,13 @@ impl Client {
             .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
             .await;
         client
+    }
+
+    /// Waits (bounded) until the `hang` backend runs.
+    async fn backend_started(&self) {
+        tokio::time::timeout(Duration::from_secs(5), self.started.notified())
+            .await
+            .expect("the backend started");
     }
 
     async fn send(&mut self, message: Value) {
@@ -314,7 +328,7 @@ async fn a_cancelled_request_stops_its_backend() {
     client
         .send(json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": { "name": "relay", "arguments": { "prompt": "p", "backend": "hang" } } }))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    client.backend_started().await;
     assert!(!client.cancelled.load(Ordering::SeqCst));
     client
         .send(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 6, "reason": "enough" } }))
@@ -337,7 +351,7 @@ async fn closing_the_input_stops_the_server_and_every_relay_in_flight() {
     client
         .send(json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": { "name": "relay", "arguments": { "prompt": "p", "backend": "hang" } } }))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    client.backend_started().await;
     let Client {
         mut writer,
         server,
