@@ -14,11 +14,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{
-    Backend, BackendFailure, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
-};
+use crate::backend::{Backend, BackendFailure, BackendResult, Env, ReviewRequest, RunRequest};
 use crate::context::resolve_context;
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Timeout};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::envelope::{build_envelope, check_prompt_size};

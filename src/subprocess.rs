@@ -1294,7 +1294,7 @@ mod tests {
     #[tokio::test]
     async fn reads_a_file_with_the_bounded_reader_within_the_deadline() {
         let fx = Fixture::new();
-        let seconds = |s| crate::backend::Timeout::from_seconds(s).expect("valid timeout");
+        let seconds = |s| crate::deadline::Timeout::from_seconds(s).expect("valid timeout");
         let deadline = Deadline::starting_now(seconds(60.0), CancellationToken::new());
         let answer = fx.path("answer");
         std::fs::write(&answer, "\n  the answer \n").expect("write");

@@ -16,11 +16,11 @@ use super::all_sandbox_modes;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Env, Plan,
-    ReviewRequest, RunRequest, Timeout,
+    ReviewRequest, RunRequest,
 };
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
 use crate::descriptors::when_available;
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;

@@ -441,7 +441,8 @@ fn js_slice_units(text: &str, units: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Env, Timeout};
+    use crate::backend::Env;
+    use crate::deadline::Timeout;
     use crate::stream::{chunk_channel, ChunkSource};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};

@@ -24,9 +24,9 @@ use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest, Timeout,
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
 };
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::sessions::{ReportedId, ResumeStrategy};
 use crate::stream::ChunkSink;

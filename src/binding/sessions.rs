@@ -6,8 +6,7 @@ use napi::Result;
 use napi_derive::napi;
 
 use super::{call_context, errors, NativeCaller};
-use crate::backend::Timeout;
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Timeout};
 use crate::errors::{RelayError, RelayFailure};
 use crate::sessions::{self, store::Store};
 

@@ -503,7 +503,7 @@ mod tests {
 
     fn deadline() -> Deadline {
         Deadline::starting_now(
-            crate::backend::Timeout::from_seconds(10.0).expect("timeout"),
+            crate::deadline::Timeout::from_seconds(10.0).expect("timeout"),
             tokio_util::sync::CancellationToken::new(),
         )
     }

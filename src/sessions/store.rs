@@ -336,7 +336,7 @@ pub fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Timeout;
+    use crate::deadline::Timeout;
     use tokio_util::sync::CancellationToken;
 
     fn deadline() -> Deadline {
