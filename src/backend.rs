@@ -1,7 +1,6 @@
 //! What every backend is: a name, the sandbox modes it accepts, `run`, and maybe a native
 //! `review`. Built-in backends and the bindings' JavaScript backends both implement it.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -9,13 +8,11 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::deadline::{Deadline, Timeout};
+use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
-
-/// A child process's whole environment.
-pub type Env = BTreeMap<String, String>;
 
 /// What `run()` receives.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,6 @@
 //! The recursion guard: a relay started from inside a relayed backend is refused.
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::errors::RelayError;
 use crate::limits::{DEPTH_ENV_VAR, MAX_RELAY_DEPTH};
 

@@ -441,8 +441,8 @@ fn js_slice_units(text: &str, units: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Env;
     use crate::deadline::Timeout;
+    use crate::env::Env;
     use crate::stream::{chunk_channel, ChunkSource};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};

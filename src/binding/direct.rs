@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::js_backend::{self, BackendCall, BackendOutcome};
 use super::{errors, scope, NativeCaller, NativeRelayOptions};
-use crate::backend::Env;
+use crate::env::Env;
 use crate::limits::DEPTH_ENV_VAR;
 use crate::relay::{self, Prepared, RelayOptions};
 

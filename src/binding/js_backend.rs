@@ -167,7 +167,7 @@ pub struct JsBackend {
 
 type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
 
-fn serialized_env(env: &crate::backend::Env) -> String {
+fn serialized_env(env: &crate::env::Env) -> String {
     let mut entries = String::with_capacity(env.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
     for (key, value) in env {
         entries.push_str(key);
@@ -178,7 +178,7 @@ fn serialized_env(env: &crate::backend::Env) -> String {
     entries
 }
 
-fn child_depth(env: &crate::backend::Env) -> String {
+fn child_depth(env: &crate::env::Env) -> String {
     env.get(crate::limits::DEPTH_ENV_VAR)
         .cloned()
         .unwrap_or_default()

@@ -16,7 +16,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::git;
 use crate::limits;
 use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};

@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::registry::Registry;
 use crate::relay::Warn;
 

@@ -85,7 +85,7 @@ impl Client {
             .collect();
         let config = ServerConfig {
             registry: Registry::new(backends),
-            env: crate::backend::Env::new(),
+            env: crate::env::Env::new(),
             cwd: std::env::temp_dir().to_string_lossy().into_owned(),
             warn: Arc::new(NoWarnings),
             cancel: CancellationToken::new(),

@@ -509,7 +509,7 @@ mod tests {
     }
 
     async fn pending(home: &std::path::Path, strategy: ResumeStrategy) -> Pending {
-        let env = crate::backend::Env::from([(
+        let env = crate::env::Env::from([(
             "PHONE_A_FRIEND_HOME".to_string(),
             home.display().to_string(),
         )]);

@@ -23,9 +23,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Env;
 use crate::bounded_text::open_regular;
 use crate::deadline::{Deadline, Stop};
+use crate::env::Env;
 
 const FILE_NAME: &str = "sessions.json";
 const LOCK_NAME: &str = "sessions.lock";
