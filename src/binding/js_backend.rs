@@ -168,14 +168,7 @@ pub struct JsBackend {
 type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
 
 fn serialized_env(env: &crate::env::Env) -> String {
-    let mut entries = String::with_capacity(env.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
-    for (key, value) in env {
-        entries.push_str(key);
-        entries.push('=');
-        entries.push_str(value);
-        entries.push('\0');
-    }
-    entries
+    crate::env::encode(env)
 }
 
 fn child_depth(env: &crate::env::Env) -> String {

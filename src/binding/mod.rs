@@ -154,9 +154,7 @@ fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
 }
 
 fn parse_env(entries: &str) -> Env {
-    entries
-        .split('\0')
-        .filter_map(|entry| entry.split_once('='))
+    crate::env::decode(entries)
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect()
 }
