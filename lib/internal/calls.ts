@@ -2,6 +2,7 @@ import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, N
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
+import { encodeEnv } from './env.js'
 import { passTurn, waitForTurn } from './turns.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
@@ -55,14 +56,7 @@ function nextTag(): number {
  * beside it (`depth`) and is applied natively either way.
  */
 function environment(): string | undefined {
-  if (onMainThread()) return undefined
-  let entries = ''
-  // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
-  for (const key in process.env) {
-    const value = process.env[key]
-    if (typeof value === 'string') entries += `${key}=${value}\0`
-  }
-  return entries
+  return onMainThread() ? undefined : encodeEnv(process.env)
 }
 
 /** One call in progress on the JS side: what native code is given, and its cleanup. */
