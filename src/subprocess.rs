@@ -4,11 +4,10 @@
 //! drop, so no grandchild outlives the call.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::future::Future;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -26,6 +25,7 @@ use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped
 use crate::deadline::{Deadline, Stop};
 use crate::descriptors;
 use crate::lines::{LineSplitter, StdoutLine};
+use crate::supervisor::is_executable_file;
 use phone_a_friend_supervisor::protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
 };
@@ -550,18 +550,6 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
         })
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable_file(candidate))
-}
-
-pub(crate) fn is_executable_file(path: &Path) -> bool {
-    // `metadata` follows symlinks, as exec does.
-    if !path.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
-    unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 //! backend runs under. It ships beside the addon's `.node` file; under `cargo test` it is the
 //! binary cargo built beside the test executable.
 
+use std::ffi::CString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::subprocess::is_executable_file;
 use phone_a_friend_supervisor::protocol::SUPERVISOR_FILE_NAME;
 
 /// The supervisor's path, looked up once per process.
@@ -40,10 +41,22 @@ fn locate() -> Result<PathBuf, String> {
         })
 }
 
+/// Whether `path` is a file this process may execute (also used to search the `PATH`).
+pub(crate) fn is_executable_file(path: &Path) -> bool {
+    // `metadata` follows symlinks, as exec does.
+    if !path.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
+}
+
 /// The file this code was loaded from: the addon's `.node` file when Node loaded it.
 fn this_shared_object() -> Option<PathBuf> {
     use std::ffi::CStr;
-    use std::os::unix::ffi::OsStrExt;
     // SAFETY: `dladdr` fills `info` for an address inside a loaded object; `dli_fname` then
     // points at a string the loader keeps for as long as the object stays loaded.
     unsafe {
