@@ -23,6 +23,14 @@ use crate::subprocess::{
 /// fits even with JSON's escapes doubling part of it. A longer line arrives cut.
 pub const MAX_EVENT_LINE: usize = 2 * MAX_OUTPUT_BYTES + 64 * 1024;
 
+/// The sandbox modes every built-in backend accepts.
+pub(super) fn all_sandbox_modes() -> Vec<String> {
+    crate::limits::SANDBOX_MODES
+        .iter()
+        .map(|mode| mode.to_string())
+        .collect()
+}
+
 /// Reads a CLI's stdout events, one line at a time, as they arrive.
 pub trait EventParser {
     /// Takes one line; returns the text it adds to the stream, if any.

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::all_sandbox_modes;
-use super::cli::{run_with_events, CliLabel, EventParser};
+use super::cli::{all_sandbox_modes, run_with_events, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
 };

@@ -26,14 +26,6 @@ pub fn builtins() -> Vec<Arc<dyn Backend>> {
     ]
 }
 
-/// The sandbox modes every built-in backend accepts.
-fn all_sandbox_modes() -> Vec<String> {
-    crate::limits::SANDBOX_MODES
-        .iter()
-        .map(|mode| mode.to_string())
-        .collect()
-}
-
 /// Whether each built-in backend's CLI is on the PATH of `env`.
 pub fn installed_clis(env: &Env) -> [(&'static str, bool); 5] {
     ["codex", "gemini", "ollama", "claude", "opencode"]

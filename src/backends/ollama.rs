@@ -64,7 +64,7 @@ pub struct OllamaBackend {
 impl Default for OllamaBackend {
     fn default() -> Self {
         OllamaBackend {
-            sandboxes: super::all_sandbox_modes(),
+            sandboxes: super::cli::all_sandbox_modes(),
         }
     }
 }
