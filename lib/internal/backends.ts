@@ -1,6 +1,6 @@
 import type { BackendCall, BackendOutcome } from '../binding.js'
 import { binding, scope } from './native.js'
-import { callRecord, keepThrown } from './calls.js'
+import { callRecord, keepThrown } from './call-records.js'
 import { runAtDepthOf } from './depth.js'
 import { decodeEnv } from './env.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
