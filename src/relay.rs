@@ -574,7 +574,7 @@ fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, R
     if !verdict {
         return Ok(json);
     }
-    let verdict = verdict::parse(&json).map_err(RelayError::Schema)?;
+    let verdict = verdict::parse(&json).map_err(RelayError::from)?;
     Ok(verdict.to_json())
 }
 

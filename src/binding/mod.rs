@@ -248,7 +248,7 @@ pub fn git_diff_base(
 pub fn parse_verdict(text: String) -> Result<String> {
     crate::verdict::parse(&text)
         .map(|verdict| verdict.to_json())
-        .map_err(|message| errors::relay_error(&crate::errors::RelayError::Schema(message)))
+        .map_err(|e| errors::relay_error(&e.into()))
 }
 
 /// Whether each built-in backend's CLI is on the PATH.
