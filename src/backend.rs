@@ -1,57 +1,18 @@
 //! What every backend is: a name, the sandbox modes it accepts, `run`, and maybe a native
 //! `review`. Built-in backends and the bindings' JavaScript backends both implement it.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Timeout};
+use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
-use crate::text::js_number;
-
-/// A child process's whole environment.
-pub type Env = BTreeMap<String, String>;
-
-/// A validated timeout: finite and greater than zero.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timeout(f64);
-
-/// Longest wait we hand to timers; larger timeouts mean "practically never".
-const LONGEST_WAIT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
-
-impl Timeout {
-    /// `None` unless `seconds` is a finite number greater than zero.
-    pub fn from_seconds(seconds: f64) -> Option<Timeout> {
-        (seconds.is_finite() && seconds > 0.0).then_some(Timeout(seconds))
-    }
-
-    /// A whole number of seconds, valid by construction (for the package's own bounds).
-    pub const fn whole_seconds(seconds: std::num::NonZeroU32) -> Timeout {
-        Timeout(seconds.get() as f64)
-    }
-
-    pub fn seconds(self) -> f64 {
-        self.0
-    }
-
-    pub fn duration(self) -> Duration {
-        Duration::try_from_secs_f64(self.0)
-            .unwrap_or(LONGEST_WAIT)
-            .min(LONGEST_WAIT)
-    }
-
-    /// The number as JavaScript prints it, for `… timed out after <n>s`.
-    pub fn display(self) -> String {
-        js_number(self.0)
-    }
-}
 
 /// What `run()` receives.
 #[derive(Debug, Clone, PartialEq)]

@@ -81,7 +81,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::backend::Timeout;
+    use crate::deadline::Timeout;
 
     fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -9,8 +9,42 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::Timeout;
 use crate::errors::{RelayError, RelayFailure};
+use crate::text::js_number;
+
+/// A validated timeout: finite and greater than zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeout(f64);
+
+/// Longest wait we hand to timers; larger timeouts mean "practically never".
+const LONGEST_WAIT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+impl Timeout {
+    /// `None` unless `seconds` is a finite number greater than zero.
+    pub fn from_seconds(seconds: f64) -> Option<Timeout> {
+        (seconds.is_finite() && seconds > 0.0).then_some(Timeout(seconds))
+    }
+
+    /// A whole number of seconds, valid by construction (for the package's own bounds).
+    pub const fn whole_seconds(seconds: std::num::NonZeroU32) -> Timeout {
+        Timeout(seconds.get() as f64)
+    }
+
+    pub fn seconds(self) -> f64 {
+        self.0
+    }
+
+    pub fn duration(self) -> Duration {
+        Duration::try_from_secs_f64(self.0)
+            .unwrap_or(LONGEST_WAIT)
+            .min(LONGEST_WAIT)
+    }
+
+    /// The number as JavaScript prints it, for `… timed out after <n>s`.
+    pub fn display(self) -> String {
+        js_number(self.0)
+    }
+}
 
 /// Why a bounded step stopped before it finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

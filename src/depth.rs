@@ -1,6 +1,6 @@
 //! The recursion guard: a relay started from inside a relayed backend is refused.
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::errors::RelayError;
 use crate::limits::{DEPTH_ENV_VAR, MAX_RELAY_DEPTH};
 
@@ -38,31 +38,15 @@ pub fn next_relay_env(env: &Env) -> Result<Env, RelayError> {
 /// The `PHONE_A_FRIEND_DEPTH` value in an environment written as `key=value` entries each
 /// ended by NUL (the form a JS backend's `env` crosses to JS in).
 pub fn depth_entry(entries: &str) -> Option<&str> {
-    entries
-        .split('\0')
-        .filter_map(|entry| entry.split_once('='))
+    crate::env::decode(entries)
         .find(|(key, _)| *key == DEPTH_ENV_VAR)
         .map(|(_, value)| value)
 }
 
 /// Those entries with `PHONE_A_FRIEND_DEPTH` set to `depth`, the rest kept.
 pub fn with_depth_entry(entries: &str, depth: &str) -> String {
-    let mut child = String::with_capacity(entries.len() + DEPTH_ENV_VAR.len() + depth.len() + 2);
-    for entry in entries.split_terminator('\0') {
-        if entry
-            .split_once('=')
-            .is_some_and(|(key, _)| key == DEPTH_ENV_VAR)
-        {
-            continue;
-        }
-        child.push_str(entry);
-        child.push('\0');
-    }
-    child.push_str(DEPTH_ENV_VAR);
-    child.push('=');
-    child.push_str(depth);
-    child.push('\0');
-    child
+    let others = crate::env::decode(entries).filter(|(key, _)| *key != DEPTH_ENV_VAR);
+    crate::env::encode(others.chain(std::iter::once((DEPTH_ENV_VAR, depth))))
 }
 
 #[cfg(test)]

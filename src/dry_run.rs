@@ -2,7 +2,8 @@
 //! would do is described instead of done. The description comes from the backend's own
 //! [`Plan`], built by the code that builds the real invocation.
 
-use crate::backend::{Env, Plan, ReviewRequest, RunRequest};
+use crate::backend::{Plan, ReviewRequest, RunRequest};
+use crate::env::Env;
 
 /// What a call would do.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,9 +19,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Env, Timeout};
 use crate::bounded_text::{BoundedText, Measured};
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
+use crate::env::Env;
 use crate::errors::{RelayError, Subject};
 use crate::limits::{GIT_HELPER_TIMEOUT_SECONDS, MAX_DIFF_BYTES};
 

@@ -12,6 +12,7 @@ pub mod deadline;
 pub mod depth;
 pub mod descriptors;
 pub mod dry_run;
+pub mod env;
 pub mod envelope;
 pub mod errors;
 pub mod git;

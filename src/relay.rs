@@ -14,13 +14,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{
-    Backend, BackendFailure, BackendResult, Env, ReviewRequest, RunRequest, Timeout,
-};
+use crate::backend::{Backend, BackendFailure, BackendResult, ReviewRequest, RunRequest};
 use crate::context::resolve_context;
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Timeout};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
+use crate::env::Env;
 use crate::envelope::{build_envelope, check_prompt_size};
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
 use crate::git::{self, GitEnv, GitError};
@@ -577,7 +576,7 @@ fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, R
     if !verdict {
         return Ok(json);
     }
-    let verdict = verdict::parse(&json).map_err(RelayError::Schema)?;
+    let verdict = verdict::parse(&json).map_err(RelayError::from)?;
     Ok(verdict.to_json())
 }
 

@@ -6,9 +6,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::backend::{
-    Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
-};
+use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest};
+use crate::env::Env;
 use crate::errors::{BackendFailureKind, RelayError};
 use crate::limits::SANDBOX_MODES;
 use crate::relay::Warn;

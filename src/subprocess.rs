@@ -4,11 +4,10 @@
 //! drop, so no grandchild outlives the call.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::future::Future;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -560,18 +559,6 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
         Err(_) => config.system_cwd(false),
     };
     config.all_results().ok()?.find(|found| found.is_absolute())
-}
-
-pub(crate) fn is_executable_file(path: &Path) -> bool {
-    // `metadata` follows symlinks, as exec does.
-    if !path.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
-    unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
 }
 
 #[cfg(test)]
@@ -1304,7 +1291,7 @@ mod tests {
     #[tokio::test]
     async fn reads_a_file_with_the_bounded_reader_within_the_deadline() {
         let fx = Fixture::new();
-        let seconds = |s| crate::backend::Timeout::from_seconds(s).expect("valid timeout");
+        let seconds = |s| crate::deadline::Timeout::from_seconds(s).expect("valid timeout");
         let deadline = Deadline::starting_now(seconds(60.0), CancellationToken::new());
         let answer = fx.path("answer");
         std::fs::write(&answer, "\n  the answer \n").expect("write");

@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use thiserror::Error;
 
+use crate::errors::RelayError;
 use crate::schema::strip_json_fence;
 
 pub const SCHEMA_VERSION: u64 = 1;
@@ -15,6 +17,29 @@ pub const MAX_VERDICT_BYTES: usize = crate::limits::MAX_OUTPUT_BYTES;
 
 /// Most findings read; past it the verdict is refused before any finding is checked.
 pub const MAX_FINDINGS: usize = 1_000;
+
+/// What is wrong with a verdict envelope, in upstream's words; the relay's `ERR_SCHEMA`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct VerdictError(String);
+
+impl From<String> for VerdictError {
+    fn from(message: String) -> Self {
+        VerdictError(message)
+    }
+}
+
+impl From<&str> for VerdictError {
+    fn from(message: &str) -> Self {
+        VerdictError(message.to_string())
+    }
+}
+
+impl From<VerdictError> for RelayError {
+    fn from(error: VerdictError) -> Self {
+        RelayError::Schema(error.0)
+    }
+}
 
 /// Most severities a contradiction message lists.
 const LISTED_SEVERITIES: usize = 20;
@@ -109,12 +134,13 @@ impl Verdict {
 
 /// Reads a verdict envelope (inside a ```` ```json ```` fence, or claude's `structured_output`
 /// wrapper, too) and checks it as upstream's `parseVerdict` does; the error says what is wrong.
-pub fn parse(text: &str) -> Result<Verdict, String> {
+pub fn parse(text: &str) -> Result<Verdict, VerdictError> {
     if text.len() > MAX_VERDICT_BYTES {
         return Err(format!(
             "verdict response is too large ({} bytes; max {MAX_VERDICT_BYTES} bytes)",
             text.len()
-        ));
+        )
+        .into());
     }
     let parsed: Value = serde_json::from_str(strip_json_fence(text))
         .map_err(|e| format!("verdict response is not valid JSON: {e}"))?;
@@ -126,7 +152,8 @@ pub fn parse(text: &str) -> Result<Verdict, String> {
         return Err(format!(
             "verdict schema_version mismatch: expected {SCHEMA_VERSION}, got {}",
             shown(object.get("schema_version"))
-        ));
+        )
+        .into());
     }
     let summary = non_empty_string(object.get("summary"))
         .ok_or("verdict summary must be a non-empty string")?;
@@ -137,7 +164,8 @@ pub fn parse(text: &str) -> Result<Verdict, String> {
         return Err(format!(
             "verdict has {} findings; at most {MAX_FINDINGS} are read",
             items.len()
-        ));
+        )
+        .into());
     }
     let findings = items
         .iter()
@@ -152,7 +180,8 @@ pub fn parse(text: &str) -> Result<Verdict, String> {
             return Err(format!(
                 "verdict must be one of ship|iterate|abstain, got {}",
                 shown(object.get("verdict"))
-            ))
+            )
+            .into())
         }
     };
     let verdict = derive(&findings, claimed).ok_or_else(|| {
@@ -211,9 +240,9 @@ fn unwrap_structured_output(object: &Map<String, Value>) -> &Map<String, Value> 
     }
 }
 
-fn finding(index: usize, item: &Value) -> Result<Finding, String> {
+fn finding(index: usize, item: &Value) -> Result<Finding, VerdictError> {
     let Value::Object(fields) = item else {
-        return Err(format!("finding[{index}] must be an object"));
+        return Err(format!("finding[{index}] must be an object").into());
     };
     let severity = match fields.get("severity").and_then(Value::as_str) {
         Some("blocker") => Severity::Blocker,
@@ -223,7 +252,8 @@ fn finding(index: usize, item: &Value) -> Result<Finding, String> {
             return Err(format!(
                 "finding[{index}].severity must be one of blocker|important|nit, got {}",
                 shown(fields.get("severity"))
-            ))
+            )
+            .into())
         }
     };
     let title = non_empty_string(fields.get("title"))
@@ -317,9 +347,20 @@ mod tests {
             parse(&bad_severity),
             Err("finding[0].severity must be one of blocker|important|nit, got \"fatal\"".into())
         );
-        assert!(parse("not json")
-            .err()
-            .is_some_and(|e| e.starts_with("verdict response is not valid JSON: ")));
+        assert!(parse("not json").err().is_some_and(|e| e
+            .to_string()
+            .starts_with("verdict response is not valid JSON: ")));
+    }
+
+    #[test]
+    fn a_malformed_verdict_is_err_schema_with_its_message_unchanged() {
+        let error = parse("[]").expect_err("not an object");
+        let relay_error = RelayError::from(error);
+        assert_eq!(relay_error.code(), "ERR_SCHEMA");
+        assert_eq!(
+            relay_error.to_string(),
+            "verdict response must be a JSON object"
+        );
     }
 
     #[test]
@@ -339,7 +380,8 @@ mod tests {
             Err(format!(
                 "verdict has {} findings; at most {MAX_FINDINGS} are read",
                 MAX_FINDINGS + 1
-            ))
+            )
+            .into())
         );
         let huge = envelope("ship", &vec!["nit"; 300_000]);
         assert_eq!(
@@ -347,10 +389,12 @@ mod tests {
             Err(format!(
                 "verdict response is too large ({} bytes; max {MAX_VERDICT_BYTES} bytes)",
                 huge.len()
-            ))
+            )
+            .into())
         );
         let padded = format!("{}{}", envelope("ship", &[]), " ".repeat(MAX_VERDICT_BYTES));
-        assert!(parse(&padded).is_err_and(|e| e.starts_with("verdict response is too large")));
+        assert!(parse(&padded)
+            .is_err_and(|e| e.to_string().starts_with("verdict response is too large")));
     }
 
     #[test]
@@ -362,7 +406,8 @@ mod tests {
             parse(&envelope("ship", &severities)),
             Err(format!(
                 "verdict \"ship\" contradicts findings; severities=[{listed}, \u{2026} 980 more]"
-            ))
+            )
+            .into())
         );
         let twenty = vec!["important"; 20];
         assert_eq!(
@@ -370,7 +415,8 @@ mod tests {
             Err(format!(
                 "verdict \"abstain\" contradicts findings; severities=[{}]",
                 twenty.join(", ")
-            ))
+            )
+            .into())
         );
     }
 

@@ -9,10 +9,10 @@
 use std::io::{self, Read};
 use std::net::Ipv6Addr;
 
-use phone_a_friend_relay::backend::Timeout;
 use phone_a_friend_relay::backends::ollama_host::{self, OllamaHost};
 use phone_a_friend_relay::bounded_text::{self, BoundedText, Measured};
 use phone_a_friend_relay::deadline::Deadline;
+use phone_a_friend_relay::deadline::Timeout;
 use phone_a_friend_relay::envelope::{build_envelope, check_prompt_size};
 use phone_a_friend_relay::errors::Subject;
 use phone_a_friend_relay::text::js_number;

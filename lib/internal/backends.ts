@@ -1,7 +1,8 @@
 import type { BackendCall, BackendOutcome } from '../../binding.js'
 import { binding, scope } from './native.js'
-import { callRecord, keepThrown } from './calls.js'
+import { callRecord, keepThrown } from './call-records.js'
 import { runAtDepthOf } from './depth.js'
+import { decodeEnv } from './env.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
 import { ABORTED, TIMED_OUT, closeInvocation, openInvocation, withinTime } from './invocations.js'
 import type { SandboxMode } from './options.js'
@@ -80,16 +81,6 @@ export interface Backend {
   capabilities?: { resumeStrategy?: 'native-session' | 'transcript-replay' | 'unsupported' }
 }
 
-/** `key=value` entries each ended by NUL, as an object. */
-function parseEnv(entries: string): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const entry of entries.split('\0')) {
-    const equals = entry.indexOf('=')
-    if (equals > 0) env[entry.slice(0, equals)] = entry.slice(equals + 1)
-  }
-  return env
-}
-
 /** The session id a backend reports during one invocation. */
 interface Reported {
   sessionId?: string
@@ -122,7 +113,7 @@ function optionsFor(call: BackendCall, signal: AbortSignal, reported: Reported):
   options.model = call.model ?? null
   Object.defineProperty(options, 'env', {
     // Made into an object on first read: most backends never read it.
-    get: () => (env ??= parseEnv(call.env)),
+    get: () => (env ??= decodeEnv(call.env)),
     set: (value: Record<string, string>) => {
       env = value
     },

@@ -2,6 +2,8 @@ import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, N
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
+import { encodeEnv } from './env.js'
+import { closeRecord, openRecord, type CallRecord } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
@@ -12,40 +14,12 @@ type NativeFailure =
   | { kind: 'thrown'; handle: number }
   | { kind: 'aborted' }
 
-/** What one relay call keeps on the JS side while it runs. */
-export interface CallRecord {
-  /** Values its JS backends threw, by handle, so the caller can get the very same value back. */
-  readonly thrown: Map<number, unknown>
-  readonly signal?: AbortSignal
-  /** Where the call's warnings go (else `console.error`). */
-  readonly onWarning?: (message: string) => void
-}
-
 /** What a call brings besides its native options. */
 export interface CallOptions {
   signal?: AbortSignal
   /** A check 1 or 2 failure found in JS (see `refusedEarly`). */
   refused?: RelayError
   onWarning?: (message: string) => void
-}
-
-const calls = new Map<number, CallRecord>()
-let lastTag = 0
-
-export function callRecord(tag: number): CallRecord | undefined {
-  return calls.get(tag)
-}
-
-/** Keeps a thrown value for the call and returns its handle. */
-export function keepThrown(record: CallRecord, value: unknown): number {
-  const handle = record.thrown.size + 1
-  record.thrown.set(handle, value)
-  return handle
-}
-
-function nextTag(): number {
-  lastTag = lastTag >= 0xffff_fffe ? 1 : lastTag + 1
-  return lastTag
 }
 
 /**
@@ -55,14 +29,7 @@ function nextTag(): number {
  * beside it (`depth`) and is applied natively either way.
  */
 function environment(): string | undefined {
-  if (onMainThread()) return undefined
-  let entries = ''
-  // `process.env` answers each read through an interceptor: one `for…in` pass reads least.
-  for (const key in process.env) {
-    const value = process.env[key]
-    if (typeof value === 'string') entries += `${key}=${value}\0`
-  }
-  return entries
+  return onMainThread() ? undefined : encodeEnv(process.env)
 }
 
 /** One call in progress on the JS side: what native code is given, and its cleanup. */
@@ -81,9 +48,8 @@ function openCall({ signal, refused, onWarning }: CallOptions, native = true): O
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
   // Checks that need no environment, file or backend fail here, before any of that is copied.
   if (refused) throw refused
-  const tag = nextTag()
   const record: CallRecord = { thrown: new Map(), signal, onWarning }
-  calls.set(tag, record)
+  const tag = openRecord(record)
   const bridged = native && signal !== undefined
   const cancelId = bridged ? binding.openCancelToken(scope()) : undefined
   const onAbort = (): void => binding.cancel(cancelId as number)
@@ -92,7 +58,7 @@ function openCall({ signal, refused, onWarning }: CallOptions, native = true): O
     caller: { scope: scope(), env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
     record,
     close() {
-      calls.delete(tag)
+      closeRecord(tag)
       if (bridged) {
         signal.removeEventListener('abort', onAbort)
         binding.closeCancelToken(cancelId as number)

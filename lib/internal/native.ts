@@ -1,7 +1,7 @@
 import type * as Binding from '../../binding.js'
 import type { NativeWarning } from '../../binding.js'
 import { abortInvocation } from './invocations.js'
-import { callRecord } from './calls.js'
+import { callRecord } from './call-records.js'
 
 type BindingModule = typeof Binding
 

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{BackendFailure, BackendResult, CommandPlan, Env, Plan, Timeout};
+use crate::backend::{BackendFailure, BackendResult, CommandPlan, Plan};
 use crate::bounded_text::Measured;
+use crate::deadline::Timeout;
+use crate::env::Env;
 use crate::errors::{BackendFailureKind, RelayError, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;

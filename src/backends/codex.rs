@@ -15,13 +15,14 @@ use tokio_util::sync::CancellationToken;
 use super::builtin;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Env, Plan,
-    ReviewRequest, RunRequest, Timeout,
+    named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Plan,
+    ReviewRequest, RunRequest,
 };
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
 use crate::descriptors::when_available;
+use crate::env::Env;
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::backend::{Backend, Env};
+use crate::backend::Backend;
+use crate::env::Env;
 use crate::subprocess::find_executable;
 
 pub mod builtin;

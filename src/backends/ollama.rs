@@ -442,7 +442,8 @@ fn js_slice_units(text: &str, units: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Env, Timeout};
+    use crate::deadline::Timeout;
+    use crate::env::Env;
     use crate::stream::{chunk_channel, ChunkSource};
     use crate::test_http::{Event, Piece, Reply, TestServer};
     use std::sync::{Arc, Mutex};

@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, Env, Plan, ReviewRequest, RunRequest,
+    named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
 };
 use crate::bounded_text::{BoundedText, Measured};
+use crate::env::Env;
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;

@@ -6,11 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
-use napi::Result;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
-
-use super::scope;
 
 struct Entry {
     scope: u32,
@@ -36,12 +33,11 @@ pub fn close_scope_tokens(scope: u32) {
     tokens().retain(|_, entry| entry.scope != scope);
 }
 
-#[napi]
-pub fn open_cancel_token(scope: u32) -> Result<u32> {
-    let token = scope::call_token(scope)?;
+/// Registers `token`, a call token of `scope`, and returns its id.
+pub fn register(scope: u32, token: CancellationToken) -> u32 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     tokens().insert(id, Entry { scope, token });
-    Ok(id)
+    id
 }
 
 #[napi]

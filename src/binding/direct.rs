@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::js_backend::{self, BackendCall, BackendOutcome};
 use super::{errors, scope, NativeCaller, NativeRelayOptions};
-use crate::backend::Env;
+use crate::env::Env;
 use crate::limits::DEPTH_ENV_VAR;
 use crate::relay::{self, Prepared, RelayOptions};
 
@@ -85,13 +85,13 @@ pub fn settle_direct(backend: String, outcome: BackendOutcome) -> Result<String>
 /// where Node writes it); what JS cannot see (a name that is not UTF-8) is left out, and a value
 /// that is not UTF-8 is replaced, as Node decodes it.
 fn process_environment() -> String {
-    let mut entries = String::new();
-    for (key, value) in std::env::vars_os() {
-        let Some(key) = key.to_str() else { continue };
-        entries.push_str(key);
-        entries.push('=');
-        entries.push_str(&value.to_string_lossy());
-        entries.push('\0');
-    }
-    entries
+    let vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(key, value)| {
+            let value = value
+                .into_string()
+                .unwrap_or_else(|value| value.to_string_lossy().into_owned());
+            Some((key.into_string().ok()?, value))
+        })
+        .collect();
+    crate::env::encode(vars.iter().map(|(key, value)| (key, value)))
 }

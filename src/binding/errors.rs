@@ -7,6 +7,7 @@ use napi::{Error, Status};
 use serde::Serialize;
 
 use crate::errors::{RelayError, RelayFailure};
+use crate::mcp::McpError;
 
 /// Must match `FAILURE_MARKER` in `lib/native-call.ts`.
 pub const FAILURE_MARKER: &str = "@@phone-a-friend/relay@@";
@@ -51,6 +52,12 @@ pub fn failure_message(failure: &RelayFailure) -> String {
 
 pub fn relay_error(err: &RelayError) -> Error {
     to_napi_error(&RelayFailure::Relay(err.clone()))
+}
+
+/// The MCP server could not serve its client: a plain `Error` with the reason (not a relay
+/// failure: there is no call to fail).
+pub fn mcp_error(error: &McpError) -> Error {
+    Error::new(Status::GenericFailure, error.to_string())
 }
 
 fn relay_payload(err: &RelayError) -> Payload<'_> {

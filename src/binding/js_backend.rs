@@ -24,9 +24,9 @@ use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest, Timeout,
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
 };
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::sessions::{ReportedId, ResumeStrategy};
 use crate::stream::ChunkSink;
@@ -167,18 +167,11 @@ pub struct JsBackend {
 
 type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
 
-fn serialized_env(env: &crate::backend::Env) -> String {
-    let mut entries = String::with_capacity(env.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
-    for (key, value) in env {
-        entries.push_str(key);
-        entries.push('=');
-        entries.push_str(value);
-        entries.push('\0');
-    }
-    entries
+fn serialized_env(env: &crate::env::Env) -> String {
+    crate::env::encode(env)
 }
 
-fn child_depth(env: &crate::backend::Env) -> String {
+fn child_depth(env: &crate::env::Env) -> String {
     env.get(crate::limits::DEPTH_ENV_VAR)
         .cloned()
         .unwrap_or_default()

@@ -3,10 +3,10 @@
 //! JS thread is free meanwhile.
 
 use napi::bindgen_prelude::PromiseRaw;
-use napi::{Error, Result, Status};
+use napi::Result;
 use napi_derive::napi;
 
-use super::{caller_env, scope};
+use super::{caller_env, errors, scope};
 use crate::backends::builtins;
 use crate::mcp::{serve_process_stdio, ServerConfig};
 use crate::registry::Registry;
@@ -28,6 +28,6 @@ pub fn serve_mcp(env: &napi::Env, scope: u32, cwd: String) -> Result<PromiseRaw<
     env.spawn_future(async move {
         serve_process_stdio(config)
             .await
-            .map_err(|message| Error::new(Status::GenericFailure, message))
+            .map_err(|e| errors::mcp_error(&e))
     })
 }

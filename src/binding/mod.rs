@@ -16,7 +16,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::git;
 use crate::limits;
 use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
@@ -154,9 +154,7 @@ fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
 }
 
 fn parse_env(entries: &str) -> Env {
-    entries
-        .split('\0')
-        .filter_map(|entry| entry.split_once('='))
+    crate::env::decode(entries)
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect()
 }
@@ -250,7 +248,7 @@ pub fn git_diff_base(
 pub fn parse_verdict(text: String) -> Result<String> {
     crate::verdict::parse(&text)
         .map(|verdict| verdict.to_json())
-        .map_err(|message| errors::relay_error(&crate::errors::RelayError::Schema(message)))
+        .map_err(|e| errors::relay_error(&e.into()))
 }
 
 /// Whether each built-in backend's CLI is on the PATH.

@@ -91,6 +91,13 @@ pub fn call_token(id: u32) -> Result<CancellationToken> {
         .ok_or_else(|| unknown_scope(id))
 }
 
+// The wrapper's bridge for an `AbortSignal`: a token for one call, a child of the scope's, so
+// the scope's teardown cancels it too. Opened here so that `cancel` needs nothing of scopes.
+#[napi]
+pub fn open_cancel_token(scope: u32) -> Result<u32> {
+    Ok(cancel::register(scope, call_token(scope)?))
+}
+
 /// The scope's JS environment is going away: nothing can answer its JS backends or read its
 /// results, so every call it started is cancelled (their processes are killed) and it is dropped.
 fn close_scope(id: u32) {

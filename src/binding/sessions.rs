@@ -6,9 +6,7 @@ use napi::Result;
 use napi_derive::napi;
 
 use super::{call_context, errors, NativeCaller};
-use crate::backend::Timeout;
-use crate::deadline::Deadline;
-use crate::errors::{RelayError, RelayFailure};
+use crate::deadline::{Deadline, Timeout};
 use crate::sessions::{self, store::Store};
 
 /// How long reading the store, or a change to it waiting for its lock, may take.
@@ -26,13 +24,9 @@ pub struct NativeSessionInfo {
     pub last_used_at: String,
 }
 
-fn failure(error: RelayError) -> napi::Error {
-    errors::to_napi_error(&RelayFailure::from(error))
-}
-
 fn store(caller: NativeCaller) -> Result<(Store, Deadline)> {
     let (_, context) = call_context(caller)?;
-    let store = Store::from_env(&context.env).map_err(|e| failure(e.into()))?;
+    let store = Store::from_env(&context.env).map_err(|e| errors::relay_error(&e.into()))?;
     Ok((store, Deadline::starting_now(STORE_TIMEOUT, context.cancel)))
 }
 
@@ -43,7 +37,9 @@ pub fn list_sessions(
 ) -> Result<PromiseRaw<'_, Vec<NativeSessionInfo>>> {
     let (store, deadline) = store(caller)?;
     env.spawn_future(async move {
-        let sessions = sessions::list(&store, &deadline).await.map_err(failure)?;
+        let sessions = sessions::list(&store, &deadline)
+            .await
+            .map_err(|e| errors::relay_error(&e))?;
         Ok(sessions
             .into_iter()
             .map(|s| NativeSessionInfo {
@@ -69,7 +65,7 @@ pub fn delete_session(
     env.spawn_future(async move {
         sessions::delete(&store, &label, &deadline)
             .await
-            .map_err(failure)
+            .map_err(|e| errors::relay_error(&e))
     })
 }
 
@@ -83,6 +79,6 @@ pub fn prune_sessions(
     env.spawn_future(async move {
         sessions::prune(&store, older_than_days, &deadline)
             .await
-            .map_err(failure)
+            .map_err(|e| errors::relay_error(&e))
     })
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Env;
 use crate::backends::builtin::{self, Builtin, Reach};
 use crate::backends::ollama_host;
+use crate::env::Env;
 use crate::subprocess::find_executable;
 
 /// How long the Ollama server has to answer `GET /api/tags`, as in `doctor`.

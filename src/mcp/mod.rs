@@ -10,17 +10,34 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use rmcp::service::ServerInitializeError;
 use rmcp::ServiceExt;
+use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::backend::Env;
+use crate::env::Env;
 use crate::registry::Registry;
 use crate::relay::Warn;
 
 pub use doctor::{BackendReport, BackendsReport};
 pub use server::{RelayServer, ToolError, ToolOutcome};
+
+/// Why the server could not serve, or stopped serving, its client.
+#[derive(Debug, Error)]
+pub enum McpError {
+    /// Not called on a tokio runtime.
+    #[error("{0}")]
+    NoRuntime(#[from] tokio::runtime::TryCurrentError),
+    #[error("cannot take stdin and stdout: {0}")]
+    Stdio(#[source] std::io::Error),
+    #[error("MCP initialization failed: {0}")]
+    // Boxed: rmcp's error is large, and the others are small.
+    Initialization(#[source] Box<ServerInitializeError>),
+    #[error("MCP server stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
+}
 
 /// What every call the server makes shares.
 #[derive(Clone)]
@@ -38,7 +55,7 @@ pub struct ServerConfig {
 /// Serves one client on `reader`/`writer` until it closes the connection (or `config.cancel`
 /// fires), then stops every relay still running and waits for each to settle, so no backend
 /// process outlives the server.
-pub async fn serve<R, W>(reader: R, writer: W, config: ServerConfig) -> Result<(), String>
+pub async fn serve<R, W>(reader: R, writer: W, config: ServerConfig) -> Result<(), McpError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
@@ -55,13 +72,12 @@ where
     let running = server
         .serve_with_ct((reader, writer), cancel.child_token())
         .await
-        .map_err(|e| format!("MCP initialization failed: {e}"))?;
+        .map_err(|e| McpError::Initialization(Box::new(e)))?;
     let quit = running.waiting().await;
     cancel.cancel();
     tracker.close();
     tracker.wait().await;
-    quit.map(|_| ())
-        .map_err(|e| format!("MCP server stopped: {e}"))
+    quit.map(|_| ()).map_err(McpError::from)
 }
 
 /// Reads `inner`; its end of file cancels `cancel`.
@@ -91,10 +107,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofCancels<R> {
 const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// [`serve`] on the process's own stdin and stdout (see [`stdio`]). Must run on a tokio runtime.
-pub async fn serve_process_stdio(config: ServerConfig) -> Result<(), String> {
-    let handle = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
-    let stdio = stdio::take_process_stdio(&handle)
-        .map_err(|e| format!("cannot take stdin and stdout: {e}"))?;
+pub async fn serve_process_stdio(config: ServerConfig) -> Result<(), McpError> {
+    let handle = tokio::runtime::Handle::try_current()?;
+    let stdio = stdio::take_process_stdio(&handle).map_err(McpError::Stdio)?;
     let served = serve(stdio.reader, stdio.writer, config).await;
     let _ = tokio::time::timeout(FLUSH_WAIT, stdio.flushed).await;
     served

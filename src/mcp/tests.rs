@@ -70,7 +70,7 @@ impl crate::relay::Warn for NoWarnings {
 struct Client {
     lines: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
     writer: WriteHalf<DuplexStream>,
-    server: tokio::task::JoinHandle<Result<(), String>>,
+    server: tokio::task::JoinHandle<Result<(), super::McpError>>,
     cancelled: Arc<AtomicBool>,
     /// The server's answer to `initialize`.
     init: Value,
@@ -94,7 +94,7 @@ impl Client {
             .collect();
         let config = ServerConfig {
             registry: Registry::new(backends),
-            env: crate::backend::Env::new(),
+            env: crate::env::Env::new(),
             cwd: std::env::temp_dir().to_string_lossy().into_owned(),
             warn: Arc::new(NoWarnings),
             cancel: CancellationToken::new(),
@@ -364,7 +364,35 @@ async fn closing_the_input_stops_the_server_and_every_relay_in_flight() {
         .await
         .expect("the server stopped")
         .expect("task");
-    assert_eq!(served, Ok(()));
+    assert!(served.is_ok(), "{served:?}");
     assert!(cancelled.load(Ordering::SeqCst));
     drop(lines);
+}
+
+#[tokio::test]
+async fn a_client_gone_before_initializing_is_a_typed_error_with_the_same_message() {
+    let config = ServerConfig {
+        registry: Registry::new(Vec::new()),
+        env: crate::env::Env::new(),
+        cwd: std::env::temp_dir().to_string_lossy().into_owned(),
+        warn: Arc::new(NoWarnings),
+        cancel: CancellationToken::new(),
+    };
+    let (ours, theirs) = tokio::io::duplex(1024);
+    drop(ours);
+    let (read, write) = tokio::io::split(theirs);
+    let served = tokio::time::timeout(Duration::from_secs(5), serve(read, write, config))
+        .await
+        .expect("the server gives up at once");
+    let error = served.expect_err("nobody to initialize");
+    assert!(matches!(error, McpError::Initialization(_)), "{error:?}");
+    assert!(
+        error.to_string().starts_with("MCP initialization failed: "),
+        "{error}"
+    );
+    let stdio = McpError::Stdio(std::io::Error::from_raw_os_error(libc::EBADF));
+    assert_eq!(
+        stdio.to_string(),
+        "cannot take stdin and stdout: Bad file descriptor (os error 9)"
+    );
 }

@@ -503,13 +503,13 @@ mod tests {
 
     fn deadline() -> Deadline {
         Deadline::starting_now(
-            crate::backend::Timeout::from_seconds(10.0).expect("timeout"),
+            crate::deadline::Timeout::from_seconds(10.0).expect("timeout"),
             tokio_util::sync::CancellationToken::new(),
         )
     }
 
     async fn pending(home: &std::path::Path, strategy: ResumeStrategy) -> Pending {
-        let env = crate::backend::Env::from([(
+        let env = crate::env::Env::from([(
             "PHONE_A_FRIEND_HOME".to_string(),
             home.display().to_string(),
         )]);

@@ -23,9 +23,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Env;
 use crate::bounded_text::open_regular;
 use crate::deadline::{Deadline, Stop};
+use crate::env::Env;
 
 const FILE_NAME: &str = "sessions.json";
 const LOCK_NAME: &str = "sessions.lock";
@@ -336,7 +336,7 @@ pub fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Timeout;
+    use crate::deadline::Timeout;
     use tokio_util::sync::CancellationToken;
 
     fn deadline() -> Deadline {

@@ -1,0 +1,66 @@
+//! A child process's environment, and the one text form it crosses the JS boundary in.
+
+use std::collections::BTreeMap;
+
+/// A child process's whole environment.
+pub type Env = BTreeMap<String, String>;
+
+/// `entries` as `key=value` entries each ended by NUL: the one string an environment crosses
+/// the JS boundary as (one string crosses far faster than an object of many).
+pub fn encode<K, V, I>(entries: I) -> String
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+    I: IntoIterator<Item = (K, V)>,
+    I::IntoIter: Clone,
+{
+    let entries = entries.into_iter();
+    // Sized first: the string is made once per backend call, on its hot path.
+    let size = entries
+        .clone()
+        .map(|(k, v)| k.as_ref().len() + v.as_ref().len() + 2);
+    let mut encoded = String::with_capacity(size.sum());
+    for (key, value) in entries {
+        encoded.push_str(key.as_ref());
+        encoded.push('=');
+        encoded.push_str(value.as_ref());
+        encoded.push('\0');
+    }
+    encoded
+}
+
+/// The `(key, value)` pairs of [`encode`]d entries, in order; the value runs from the first `=`
+/// to the NUL, and a piece with no `=` is no entry.
+pub fn decode(entries: &str) -> impl Iterator<Item = (&str, &str)> + Clone + '_ {
+    entries
+        .split('\0')
+        .filter_map(|entry| entry.split_once('='))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        let env = Env::from([
+            ("PATH".to_string(), "/bin:/usr/bin".to_string()),
+            ("EMPTY".to_string(), String::new()),
+            ("EQUALS".to_string(), "a=b=c".to_string()),
+        ]);
+        let encoded = encode(&env);
+        assert_eq!(encoded, "EMPTY=\0EQUALS=a=b=c\0PATH=/bin:/usr/bin\0");
+        let decoded: Env = decode(&encoded)
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        assert_eq!(decoded, env);
+    }
+
+    #[test]
+    fn pieces_without_an_equals_sign_are_no_entries() {
+        let pairs: Vec<_> = decode("A=1\0junk\0\0B=\0").collect();
+        assert_eq!(pairs, [("A", "1"), ("B", "")]);
+        assert_eq!(decode("").count(), 0);
+        assert_eq!(encode(&Env::new()), "");
+    }
+}
