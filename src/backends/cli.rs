@@ -1,4 +1,4 @@
-//! What the two CLI backends (codex, gemini) share: finding the CLI on PATH, running it while
+//! What the CLI backends (codex, gemini, claude, opencode) share: finding the CLI on PATH, running it while
 //! its stdout's JSON events feed the stream, and turning a finished or failed process into an
 //! answer or a failure with the contract's texts.
 

@@ -1,6 +1,6 @@
 //! The one place a relay failure becomes a JavaScript rejection. Async functions can only reject
 //! with napi's own status codes, so the failure travels as a marked JSON payload in the message;
-//! the JS wrapper (`lib/native-call.ts`) turns it into the `RelayError` / `AbortError` / the
+//! the JS wrapper (`lib/internal/calls.ts`) turns it into the `RelayError` / `AbortError` / the
 //! original thrown value.
 
 use napi::{Error, Status};
@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::errors::{RelayError, RelayFailure};
 use crate::mcp::McpError;
 
-/// Must match `FAILURE_MARKER` in `lib/native-call.ts`.
+/// Must match `FAILURE_MARKER` in `lib/internal/calls.ts`.
 pub const FAILURE_MARKER: &str = "@@phone-a-friend/relay@@";
 
 #[derive(Serialize)]
