@@ -136,6 +136,41 @@ describe('nothing a relay starts outlives its host', () => {
     })
   })
 
+  it('git that waits on a FIFO while the host is killed (SIGKILL) dies with it', async () => {
+    // The repository's HEAD a FIFO nobody writes: `git diff` waits on it until it is killed.
+    const stuck = new TempRepo().write('a.txt', 'one\n').commit('first')
+    const head = join(stuck.path, '.git', 'HEAD')
+    rmSync(head)
+    execFileSync('mkfifo', [head])
+    const mark = `${process.pid}-git-${Date.now()}`
+    const script = `
+      const { relay } = require(process.env.PAF_ROOT)
+      relay({ prompt: 'hi', repoPath: process.env.PAF_REPO, backend: 'codex', includeDiff: true, timeoutSeconds: 600 }).catch(() => {})
+      setInterval(() => {}, 1000)
+    `
+    const host = spawn(process.execPath, ['-e', script], {
+      env: { ...process.env, [MARK_KEY]: mark, PAF_ROOT: ROOT, PAF_REPO: stuck.path },
+      stdio: 'ignore',
+      detached: true,
+    })
+    try {
+      // git has started (it carries the mark in its environment, as the host does) and waits
+      // on the FIFO.
+      const others = (): number[] => processesWithEnv(mark).filter((pid) => pid !== host.pid)
+      expect(await settle(() => others().length > 0, 10_000)).toBe(true)
+      const git = others()
+      expect(git.map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim())).toEqual(['git'])
+      host.kill('SIGKILL')
+      await exited(host)
+      const gone = await settle(() => git.every((pid) => !isAlive(pid)), SETTLE_MS)
+      expect(gone ? [] : git.filter((pid) => isAlive(pid))).toEqual([])
+    } finally {
+      for (const pid of processesWithEnv(mark)) process.kill(pid, 'SIGKILL')
+      if (host.exitCode === null && host.signalCode === null) host.kill('SIGKILL')
+      stuck.remove()
+    }
+  })
+
   it('the supervisor ships beside the addon', () => {
     expect(existsSync(join(ROOT, 'phone-a-friend-supervisor'))).toBe(true)
   })

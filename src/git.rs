@@ -238,6 +238,7 @@ async fn run_git<S: Sink>(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    die_with_the_host(&mut command);
     if let GitEnv::Exactly(vars) = env {
         command.env_clear().envs(vars);
     }
@@ -282,6 +283,29 @@ async fn run_git<S: Sink>(
             let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
             Err(RunError::Stopped(stop))
         }
+    }
+}
+
+/// Makes git get SIGKILL when the host dies (it runs without the supervisor: git is quick, and
+/// with the repository's programs neutralised starts none of its own, but a FIFO in the
+/// repository can make it wait forever). `PR_SET_PDEATHSIG` follows the thread that started git:
+/// a runtime worker or the JS thread, which live as long as the host.
+fn die_with_the_host(command: &mut Command) {
+    // SAFETY: getpid is async-signal-safe and has no preconditions.
+    let host = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
+    // getppid, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The host died before the signal was asked for.
+            if libc::getppid() != host {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
     }
 }
 
