@@ -58,7 +58,7 @@ describe('phone-a-friend mcp', () => {
     expect(Object.keys(relay.inputSchema.properties ?? {}).sort()).toEqual(
       ['backend', 'backendSession', 'contextFile', 'contextText', 'includeDiff', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
     )
-    expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access'] })
+    expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access', null] })
     expect(relay.outputSchema?.properties).toHaveProperty('answer')
     const review = tools.find((tool) => tool.name === 'review')!
     expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])

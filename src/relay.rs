@@ -61,7 +61,8 @@ pub struct RelayOptions {
     /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
     /// What the backend may change in the repository. Default: read-only.
-    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
+    // null too: the type (an Option) allows it, and it means the default.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access", null]))]
     pub sandbox: Option<String>,
     /// A JSON Schema the answer must match (the schema, or its JSON text); the answer is then
     /// its JSON text.
@@ -96,7 +97,8 @@ pub struct ReviewOptions {
     /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
     /// What the backend may change in the repository. Default: read-only.
-    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access"]))]
+    // null too: the type (an Option) allows it, and it means the default.
+    #[schemars(extend("enum" = ["read-only", "workspace-write", "danger-full-access", null]))]
     pub sandbox: Option<String>,
     /// A JSON Schema the answer must match (the schema, or its JSON text); not together with
     /// verdict.

@@ -206,11 +206,20 @@ async fn lists_the_three_tools_with_schemas_from_the_option_types() {
             "relay lacks {field}"
         );
     }
+    // Option<String> deserializes null, so the type allows it and the enum must too.
+    assert_eq!(
+        relay["properties"]["sandbox"]["type"],
+        json!(["string", "null"])
+    );
     assert_eq!(
         relay["properties"]["sandbox"]["enum"],
-        json!(["read-only", "workspace-write", "danger-full-access"])
+        json!(["read-only", "workspace-write", "danger-full-access", null])
     );
     let review = &tools[2]["inputSchema"];
+    assert_eq!(
+        review["properties"]["sandbox"],
+        relay["properties"]["sandbox"]
+    );
     assert!(review["properties"]["base"].is_object());
     assert!(review.get("required").is_none_or(|r| r == &json!([])));
     assert!(tools[1]["outputSchema"]["properties"]["answer"].is_object());
