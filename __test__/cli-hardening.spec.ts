@@ -369,6 +369,54 @@ describe('typos, help', () => {
     expect(await firstLine([prompt])).toEqual([2, `phone-a-friend: unknown command: ${prompt.slice(0, 40)}…. To ask something, pass it with --prompt`])
   })
 
+  it('bare phone-a-friend prints the help and exits 0, as --help does', async () => {
+    const help = await runCli(['--help'], { env: env(), cwd: repo.path })
+    expect(help).toMatchObject({ code: 0, stderr: '' })
+    expect(await runCli([], { env: env(), cwd: repo.path })).toEqual(help)
+  })
+
+  it('a usage error of a command is followed by that command\'s usage, not the relay\'s', async () => {
+    const usage = async (args: string[]): Promise<string[]> => {
+      const result = await runCli(args, { env: env(), cwd: repo.path })
+      expect(result).toMatchObject({ code: 2, stdout: '' })
+      expect(result.stderr).not.toContain('--prompt')
+      return result.stderr.split('\n')
+    }
+    const sessions = ['Usage: phone-a-friend sessions [list] [--json]', '       phone-a-friend sessions delete <label> [--json]', '       phone-a-friend sessions prune --older-than <days> [--json]', '']
+    expect(await usage(['sessions', 'delete'])).toEqual(['phone-a-friend: sessions delete takes one label', ...sessions])
+    expect(await usage(['sessions', 'prune'])).toEqual(['phone-a-friend: sessions prune needs --older-than <days>, a number like 30 or 0.5', ...sessions])
+    expect(await usage(['sessions', 'lst'])).toEqual(['phone-a-friend: unknown sessions action: lst (list, delete or prune). Did you mean list?', ...sessions])
+    expect(await usage(['sessions', 'delte', 'x'])).toEqual(['phone-a-friend: unknown sessions action: delte (list, delete or prune). Did you mean delete?', ...sessions])
+    expect(await usage(['sessions', 'launch'])).toEqual(['phone-a-friend: unknown sessions action: launch (list, delete or prune)', ...sessions])
+    const doctor = ['Usage: phone-a-friend doctor [--model <m>] [--json]', '']
+    expect(await usage(['doctor', '--jsn'])).toEqual(["phone-a-friend: Unknown option '--jsn'. Did you mean --json?", ...doctor])
+    expect(await usage(['doctor', 'now'])).toEqual(['phone-a-friend: unexpected argument: now', ...doctor])
+    expect(await usage(['--model', 'm', 'doctor', '--bogus'])).toEqual(["phone-a-friend: Unknown option '--bogus'", ...doctor])
+  })
+
+  it('an unknown backend names the built-in one meant', async () => {
+    const supported = 'Supported: claude, codex, gemini, ollama, opencode'
+    const one = await runCli(['--prompt', 'x', '--to', 'gemni'], { env: env(), cwd: repo.path })
+    expect(one).toEqual({ code: 1, signal: null, stdout: '', stderr: `Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: gemni. ${supported}. Did you mean gemini?\n` })
+    const json = await runCli(['--prompt', 'x', '--to', 'opencdoe', '--json'], { env: env(), cwd: repo.path })
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND', message: `Unsupported relay backend: opencdoe. ${supported}. Did you mean opencode?` } })
+    const none = await runCli(['--prompt', 'x', '--to', 'zzz'], { env: env(), cwd: repo.path })
+    expect(none.stderr).toBe(`Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: zzz. ${supported}\n`)
+    const several = await runCli(['--prompt', 'x', '--to', 'codex,claud'], { env: env(), cwd: repo.path })
+    expect(several.code).toBe(1)
+    expect(several.stderr).toContain(`Error [ERR_UNSUPPORTED_BACKEND] (claud): Unsupported relay backend: claud. ${supported}. Did you mean claude?\n`)
+  })
+
+  it('the help keeps each option\'s description in its column', async () => {
+    const help = (await runCli(['--help'], { env: env(), cwd: repo.path })).stdout.split('\n')
+    const to = help.findIndex((line) => line.startsWith('  -t, --to <backend>'))
+    // The description of --to runs on at the description column until the next option.
+    const rest = help.slice(to + 1, help.findIndex((line, i) => i > to && /^ {2}\S/.test(line)))
+    expect(rest.length).toBeGreaterThan(0)
+    for (const line of rest) expect(line).toMatch(/^ {27}\S/)
+    expect([help[to], ...rest].join(' ')).toContain('(env PHONE_A_FRIEND_BACKEND, default codex)')
+  })
+
   it('help [command] and <command> --help print that command\'s help', async () => {
     const help = async (args: string[]): Promise<string> => {
       const result = await runCli(args, { env: env(), cwd: repo.path })
@@ -466,12 +514,13 @@ describe('doctor and Ollama', () => {
     expect(stub?.asked).toEqual(['GET /api/tags'])
     expect(result.code).toBe(0)
     expect(result.stdout).toBe(
-      '✗ codex   not found. Install it: npm install -g @openai/codex\n' +
-        '✗ gemini  not found. Install it: npm install -g @google/gemini-cli\n' +
-        '✗ claude  not found. Install it: npm install -g @anthropic-ai/claude-code\n' +
+      // One column for every name, as wide as the longest (opencode).
+      '✗ codex    not found. Install it: npm install -g @openai/codex\n' +
+        '✗ gemini   not found. Install it: npm install -g @google/gemini-cli\n' +
+        '✗ claude   not found. Install it: npm install -g @anthropic-ai/claude-code\n' +
         '✗ opencode not found. Install it: npm install -g opencode-ai\n' +
-        `✓ ollama  server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
-        '          no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
+        `✓ ollama   server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
+        '           no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
     )
     const json = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path([]) })
     expect(json.code).toBe(0)
@@ -488,10 +537,10 @@ describe('doctor and Ollama', () => {
     const host = await ollamaServer(['llama3:latest'])
     const fromEnv = await doctor([], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path(['codex', 'gemini']) })
     expect(fromEnv.code).toBe(0)
-    expect(fromEnv.stdout).toContain(`✓ ollama  server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n          model llama3\n`)
-    expect(fromEnv.stdout).toContain('✓ codex   9.9.9\n✓ gemini  9.9.9\n')
+    expect(fromEnv.stdout).toContain(`✓ ollama   server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n           model llama3\n`)
+    expect(fromEnv.stdout).toContain('✓ codex    9.9.9\n✓ gemini   9.9.9\n')
     const fromFlag = await doctor(['--model', 'mistral'], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path([]) })
-    expect(fromFlag.stdout).toContain('          model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
+    expect(fromFlag.stdout).toContain('           model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
   })
 
   it('no server: one ✗ line naming the host probed and OLLAMA_HOST; exit 1 when nothing else is ready', async () => {
@@ -499,7 +548,7 @@ describe('doctor and Ollama', () => {
     const installed = await doctor([], { OLLAMA_HOST: host, PATH: path(['ollama']) })
     expect(installed.code).toBe(1)
     expect(installed.stdout.split('\n').filter((line) => line.includes('ollama'))).toEqual([
-      `✗ ollama  server not reachable at http://${host}: start it with \`ollama serve\`, or set OLLAMA_HOST to point elsewhere`,
+      `✗ ollama   server not reachable at http://${host}: start it with \`ollama serve\`, or set OLLAMA_HOST to point elsewhere`,
     ])
     const missing = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path(['codex']) })
     expect(missing.code).toBe(0) // codex is ready

@@ -105,7 +105,7 @@ describe('phone-a-friend relay', () => {
   })
 
   it.each([
-    [[], 'missing --prompt'],
+    [['relay'], 'missing --prompt'],
     [['--prompt'], "Option '-p, --prompt <value>' argument missing"],
     [['--prompt', 'x', '--bogus'], "Unknown option '--bogus'"],
     [['launch', '--prompt', 'x'], 'unknown command: launch'],
@@ -154,10 +154,10 @@ describe('doctor, --version, --help', () => {
   it('doctor lists the backends found, their versions, and how to install the rest', async () => {
     const result = await runCli(['doctor'], { env: env({ OLLAMA_HOST: '127.0.0.1:9' }) })
     expect(result.code).toBe(0)
-    expect(result.stdout).toContain('✓ codex   codex 1.2.3-fake\n')
-    expect(result.stdout).toContain('✓ gemini  gemini 1.2.3-fake\n')
+    expect(result.stdout).toContain('✓ codex    codex 1.2.3-fake\n')
+    expect(result.stdout).toContain('✓ gemini   gemini 1.2.3-fake\n')
     expect(result.stdout).toContain(
-      '✗ ollama  server not reachable at http://127.0.0.1:9: install Ollama (https://ollama.com/download) and run `ollama serve`, or set OLLAMA_HOST to point elsewhere',
+      '✗ ollama   server not reachable at http://127.0.0.1:9: install Ollama (https://ollama.com/download) and run `ollama serve`, or set OLLAMA_HOST to point elsewhere',
     )
     const json = await runCli(['doctor', '--json'], { env: env({ PATH: tempDir(), OLLAMA_HOST: '127.0.0.1:9' }) })
     expect(json.code).toBe(1)

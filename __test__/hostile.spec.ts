@@ -763,9 +763,14 @@ describe('the CLI, for a representative subset', () => {
     expect(existsSync(target)).toBe(false)
   })
 
-  it.each(['', '../x', '🤖 bot', 'CODEX'])('--to %j is ERR_UNSUPPORTED_BACKEND listing the built-ins', async (backend) => {
+  it.each([
+    ['', ''],
+    ['../x', ''],
+    ['🤖 bot', ''],
+    ['CODEX', '. Did you mean codex?'],
+  ])('--to %j is ERR_UNSUPPORTED_BACKEND listing the built-ins', async (backend, hint) => {
     expect(await cli(['--prompt', 'p', '--repo', repo.path, '--to', backend])).toEqual(
-      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, ollama, opencode`),
+      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, ollama, opencode${hint}`),
     )
   })
 

@@ -1,7 +1,7 @@
 // `phone-a-friend mcp` (docs/CONTRACT.md §16) driven by the official MCP TypeScript SDK's client,
 // as Claude Code, Codex or Gemini CLI would drive it: a real server process on stdio, fake backend
 // CLIs.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -176,6 +176,33 @@ describe('the server process', () => {
     expect(performance.now() - closed).toBeLessThan(1500)
     expect(server.stderr()).toBe('')
     console.info(`mcp: initialize answered ${startup.toFixed(0)} ms after spawn; exit ${(performance.now() - closed).toFixed(0)} ms after stdin closed`)
+  })
+
+  it('on a terminal, says first on stderr that it speaks MCP over stdio and how to add it to a client', async () => {
+    // script gives the server a pty for stdin, stdout and stderr; what the server writes comes out of script's stdout.
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} mcp`
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: repo.path, env: serverEnv('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    try {
+      await expect.poll(() => out, { timeout: 10_000 }).toContain('claude mcp add phone-a-friend')
+      // First of all it prints: before the server reads anything.
+      expect(out).toMatch(/^phone-a-friend mcp: speaks MCP over stdin\/stdout, for an MCP client to start/)
+      expect(out).toContain('phone-a-friend mcp --help')
+    } finally {
+      // Ctrl-D at the terminal: stdin ends, and the server with it.
+      child.stdin.write('\x04')
+      child.stdin.end()
+    }
+    await exited
+  })
+
+  it('mcp --help gives each client config a tool-call timeout: a relay takes minutes', async () => {
+    const help = execFileSync(process.execPath, [CLI, 'mcp', '--help'], { encoding: 'utf8' })
+    expect(help).toContain('MCP_TOOL_TIMEOUT=900000')
+    expect(help).toContain('tool_timeout_sec = 900')
+    expect(help).toContain('"timeout": 900000')
   })
 
   it('a line that is not JSON gets -32700, one too long -32600 (id null), and the next lines are served', async () => {

@@ -112,9 +112,10 @@ function hasModel(models: string[], model: string): boolean {
   return models.some((name) => name === model || name === `${model}:latest`)
 }
 
-function formatOllama(backend: BackendReport): string[] {
-  const label = `${backend.ready ? '✓' : '✗'} ollama  `
-  const indent = ' '.repeat(10)
+/** `width`: the longest backend name, so every name gets one column. */
+function formatOllama(backend: BackendReport, width: number): string[] {
+  const label = `${backend.ready ? '✓' : '✗'} ${backend.name.padEnd(width)} `
+  const indent = ' '.repeat(width + 3)
   const elsewhere = 'set OLLAMA_HOST to point elsewhere'
   if (!backend.ready) {
     const start = backend.found ? 'start it with `ollama serve`' : `install Ollama (${backend.install}) and run \`ollama serve\``
@@ -134,10 +135,11 @@ function formatOllama(backend: BackendReport): string[] {
 }
 
 export function formatDoctor(report: DoctorReport): string {
+  const width = Math.max(0, ...report.backends.map((backend) => backend.name.length))
   const lines = report.backends.flatMap((backend) => {
-    if (backend.name === 'ollama') return formatOllama(backend)
-    if (!backend.found) return [`✗ ${backend.name.padEnd(7)} not found. Install it: ${backend.install}`]
-    return [`✓ ${backend.name.padEnd(7)} ${backend.version ?? '(version unknown)'}`]
+    if (backend.name === 'ollama') return formatOllama(backend, width)
+    if (!backend.found) return [`✗ ${backend.name.padEnd(width)} not found. Install it: ${backend.install}`]
+    return [`✓ ${backend.name.padEnd(width)} ${backend.version ?? '(version unknown)'}`]
   })
   return `${lines.join('\n')}\n`
 }

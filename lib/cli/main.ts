@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { isatty } from 'node:tty'
 import { parseArgs } from 'node:util'
 import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { RelayError } from '../internal/errors.js'
@@ -8,7 +9,7 @@ import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
 import { printable, printableJson, printableLines } from './printable.js'
 import { closest } from './suggest.js'
-import { COMMAND_HELP, HELP, USAGE_LINE } from './usage.js'
+import { COMMAND_HELP, COMMAND_USAGE, HELP, MCP_USAGE, USAGE_LINE } from './usage.js'
 
 /** Exit codes of docs/CONTRACT.md §9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
@@ -266,6 +267,24 @@ function codedError(error: unknown): { code: string; message: string } {
   return { code: typeof code === 'string' ? code : 'ERR_UNEXPECTED', message: typeof message === 'string' ? message : String(error) }
 }
 
+/**
+ * An unknown backend's failure, with the built-in one `name` most likely meant. Only after a relay
+ * failed: the names come from the addon, which usage errors and help never load.
+ */
+function withBackendHint(error: unknown, name: string | undefined): unknown {
+  const coded = codedError(error)
+  if (coded.code !== 'ERR_UNSUPPORTED_BACKEND' || name === undefined) return error
+  let names: string[]
+  try {
+    const { binding } = require('../internal/native.js') as typeof import('../internal/native.js')
+    names = binding.builtinBackends().map((backend) => backend.name)
+  } catch {
+    return error // a hint never hides the failure itself
+  }
+  const meant = closest(name, names)
+  return meant === undefined ? error : { code: coded.code, message: `${coded.message}. Did you mean ${meant}?` }
+}
+
 function printError(error: unknown, json: boolean): void {
   const coded = codedError(error)
   if (json) process.stdout.write(`${printableJson({ ok: false, error: coded })}\n`)
@@ -282,13 +301,16 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
   const results = await library.relayAll({ ...options, backends: request.backends })
   stopSpinner()
   if (json) {
-    const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }))
+    const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(withBackendHint(result.error, result.backend)) }))
     process.stdout.write(`${printableJson(shown)}\n`)
   } else {
     const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []))
     process.stdout.write(answers.join('\n'))
     for (const result of results) {
-      if (!result.ok) process.stderr.write(`Error [${printable(result.error.code)}] (${printable(result.backend)}): ${printableLines(result.error.message)}\n`)
+      if (!result.ok) {
+        const { code, message } = codedError(withBackendHint(result.error, result.backend))
+        process.stderr.write(`Error [${printable(code)}] (${printable(result.backend)}): ${printableLines(message)}\n`)
+      }
     }
   }
   return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR
@@ -347,10 +369,13 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
   const { startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
   let printer: AnswerPrinter | undefined
+  /** The one backend asked, once the addon is loaded (so its names can be suggested). */
+  let backend: string | undefined
   try {
     const request = await buildRequest(flags, life.signal)
     // The addon only now: a usage error never needs it.
     const library = api()
+    backend = request.options.backend ?? library.DEFAULT_BACKEND
     if (flags['dry-run']) {
       const options = { ...request.options, dryRun: true } as const
       const dryRun = request.review ? await library.reviewRelay(options) : await library.relay(options)
@@ -382,7 +407,7 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     // Part of the answer may be on stdout already: it stays there, its line ended.
     printer?.abandon()
     if (life.stopped) return life.report(Boolean(flags.json))
-    printError(error, Boolean(flags.json))
+    printError(withBackendHint(error, backend), Boolean(flags.json))
     return EXIT_RELAY_ERROR
   }
 }
@@ -402,6 +427,8 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
   process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report))
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
 }
+
+const SESSIONS_ACTIONS = ['list', 'delete', 'prune']
 
 /** `sessions list | delete <label> | prune --older-than <days>`: the session store. */
 async function runSessions(flags: Flags, args: string[]): Promise<number> {
@@ -430,10 +457,16 @@ async function runSessions(flags: Flags, args: string[]): Promise<number> {
     print({ removed }, removed.map((label) => `pruned ${printable(label)}\n`).join('') || 'nothing to prune\n')
     return 0
   }
-  throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)`)
+  const meant = closest(action, SESSIONS_ACTIONS)
+  throw new UsageError(`unknown sessions action: ${shown(action)} (list, delete or prune)${meant ? `. Did you mean ${meant}?` : ''}`)
 }
 
 async function dispatch(argv: string[], life: Lifetime): Promise<number> {
+  // Nothing asked at all: someone finding out what the CLI does.
+  if (argv.length === 0) {
+    process.stdout.write(HELP)
+    return 0
+  }
   const { values: flags, positionals } = parseFlags(argv)
   const [command, ...rest] = positionals
   if (command === 'help') {
@@ -471,10 +504,25 @@ function wantsJson(argv: string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
 }
 
-function printUsageError(error: UsageError, json: boolean): void {
-  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`)
-  else process.stderr.write(`phone-a-friend: ${error.message}\n${USAGE_LINE}\n`)
+/**
+ * The command `argv` runs (its first positional), even when its options could not be parsed;
+ * undefined when it names none.
+ */
+function commandOf(argv: string[]): string | undefined {
+  const { tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false, tokens: true })
+  return tokens.find((token) => token.kind === 'positional')?.value
 }
+
+function printUsageError(error: UsageError, json: boolean, argv: string[]): void {
+  if (json) return void process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'ERR_USAGE', message: error.message } })}\n`)
+  const command = commandOf(argv)
+  const usage = command !== undefined && Object.hasOwn(COMMAND_USAGE, command) ? COMMAND_USAGE[command] : USAGE_LINE
+  process.stderr.write(`phone-a-friend: ${error.message}\n${usage}\n`)
+}
+
+const MCP_ON_A_TERMINAL = `phone-a-friend mcp: speaks MCP over stdin/stdout, for an MCP client to start; Ctrl-D ends it.
+Add it to one: claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp (others: phone-a-friend mcp --help)
+`
 
 /**
  * `phone-a-friend mcp` (docs/CONTRACT.md §16): the MCP server on stdin and stdout, until the client
@@ -484,9 +532,12 @@ function printUsageError(error: UsageError, json: boolean): void {
 async function runMcp(argv: string[]): Promise<number> {
   const [, ...rest] = argv
   if (rest.length > 0) {
-    process.stderr.write(`phone-a-friend: mcp takes no arguments: ${shown(rest.join(' '))}\nUsage: phone-a-friend mcp\n`)
+    process.stderr.write(`phone-a-friend: mcp takes no arguments: ${shown(rest.join(' '))}\n${MCP_USAGE}\n`)
     return EXIT_USAGE
   }
+  // Someone who typed it at a terminal would otherwise wait on a server that says nothing.
+  // isatty(0), not process.stdin: fd 0 stays the server's alone.
+  if (isatty(0)) process.stderr.write(MCP_ON_A_TERMINAL)
   try {
     const { binding, scope } = require('../internal/native.js') as typeof import('../internal/native.js')
     await binding.serveMcp(scope(), process.cwd())
@@ -509,7 +560,7 @@ export async function main(argv: string[]): Promise<void> {
     code = await dispatch(argv, life)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    printUsageError(error, wantsJson(argv))
+    printUsageError(error, wantsJson(argv), argv)
     code = EXIT_USAGE
   } finally {
     life.close()

@@ -4,7 +4,7 @@ export const USAGE_LINE =
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
   -t, --to <backend>       codex, gemini, claude, opencode, ollama
-                                                        (env PHONE_A_FRIEND_BACKEND, default codex);
+                           (env PHONE_A_FRIEND_BACKEND, default codex);
                            several, comma-separated (codex,gemini), are asked at once: each
                            answer is printed under a header (=== codex ===), --json prints
                            [{ backend, ok, answer | error }], exit 1 if any failed
@@ -71,9 +71,11 @@ ${RELAY_OPTIONS}
 ${RELAY_EXIT}
 `
 
+const DOCTOR_USAGE = 'Usage: phone-a-friend doctor [--model <m>] [--json]'
+
 const DOCTOR_HELP = `phone-a-friend doctor: which backends are ready, and how to get the rest.
 
-Usage: phone-a-friend doctor [--model <m>] [--json]
+${DOCTOR_USAGE}
 
   codex, gemini, claude, opencode
                   Ready when their CLI is on PATH (its version is shown).
@@ -87,11 +89,13 @@ Usage: phone-a-friend doctor [--model <m>] [--json]
 Exit codes: 0 at least one backend is ready, 1 none is, 2 usage error.
 `
 
+const SESSIONS_USAGE = `Usage: phone-a-friend sessions [list] [--json]
+       phone-a-friend sessions delete <label> [--json]
+       phone-a-friend sessions prune --older-than <days> [--json]`
+
 const SESSIONS_HELP = `phone-a-friend sessions: the session store (labels given with --session).
 
-Usage: phone-a-friend sessions [list] [--json]
-       phone-a-friend sessions delete <label> [--json]
-       phone-a-friend sessions prune --older-than <days> [--json]
+${SESSIONS_USAGE}
 
 The store is sessions.json in PHONE_A_FRIEND_HOME, else $XDG_CONFIG_HOME/phone-a-friend, else
 ~/.config/phone-a-friend.
@@ -99,29 +103,39 @@ The store is sessions.json in PHONE_A_FRIEND_HOME, else $XDG_CONFIG_HOME/phone-a
 Exit codes: 0 done, 1 error (delete: no such session), 2 usage error.
 `
 
+export const MCP_USAGE = 'Usage: phone-a-friend mcp'
+
 const MCP_HELP = `phone-a-friend mcp: serve the relay over the Model Context Protocol (stdio).
 
-Usage: phone-a-friend mcp
+${MCP_USAGE}
 
 Tools: relay (ask a backend about a repository), review (a review of base...HEAD) and
 backends (which are ready). repoPath defaults to the directory the server was started in.
 The answer streams as progress notifications when the client asks for progress;
 notifications/cancelled stops the backend. The server ends when its client closes stdin.
 
+A relay can take minutes: each config gives the client's tool-call timeout room (15 minutes).
+
   Claude Code:  claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp
+                and run claude with MCP_TOOL_TIMEOUT=900000 (milliseconds)
   Codex:        ~/.codex/config.toml
                   [mcp_servers.phone-a-friend]
                   command = "npx"
                   args = ["-y", "@phone-a-friend/relay", "mcp"]
+                  tool_timeout_sec = 900
   Gemini CLI:   ~/.gemini/settings.json
-                  { "mcpServers": { "phone-a-friend": { "command": "npx", "args": ["-y", "@phone-a-friend/relay", "mcp"] } } }
+                  { "mcpServers": { "phone-a-friend": { "command": "npx", "args": ["-y", "@phone-a-friend/relay", "mcp"], "timeout": 900000 } } }
 `
+
+const HELP_USAGE = `Usage: phone-a-friend help [relay|doctor|sessions|mcp|help]
+       phone-a-friend <command> --help`
 
 const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
 
-Usage: phone-a-friend help [relay|doctor|sessions|mcp|help]
-       phone-a-friend <command> --help
+${HELP_USAGE}
 `
 
 /** The commands, each with its help. */
 export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, mcp: MCP_HELP, help: HELP_HELP }
+/** The usage lines of each command, printed after a usage error of that command. */
+export const COMMAND_USAGE: Readonly<Record<string, string>> = { relay: USAGE_LINE, doctor: DOCTOR_USAGE, sessions: SESSIONS_USAGE, mcp: MCP_USAGE, help: HELP_USAGE }
