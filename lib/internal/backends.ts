@@ -61,7 +61,12 @@ export interface BackendReviewOptions {
 /** A backend written in JS. Throw a `BackendError` to report a failure. */
 export interface Backend {
   name: string
-  allowedSandboxes: Iterable<SandboxMode>
+  /**
+   * The sandbox modes it accepts (`SandboxMode` values); a relay asking for another is refused
+   * with `ERR_INVALID_SANDBOX`. Any iterable of strings (an array, a `Set<string>`) but a string
+   * itself: checked when it is registered.
+   */
+  allowedSandboxes: Iterable<string> & object
   run(options: BackendRunOptions): Promise<string>
   /**
    * The answer as it is produced, for `relayStream()` and `onChunk` (else they get `run()`'s
