@@ -66,6 +66,34 @@ describe('AbortSignal', () => {
     controller.abort()
   })
 
+  it('one signal shared by 20 relays in flight trips no MaxListenersExceededWarning, aborts them all and keeps no listener', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => void warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      // On the JS thread (no diff) and through the native core (a diff to read): each path listens.
+      for (const includeDiff of [false, true]) {
+        const mock = hangingBackend(`hang-${includeDiff}`)
+        const controller = new AbortController()
+        const pending = Array.from({ length: 20 }, () => relay({ prompt: 'p', repoPath: repo.path, backend: mock.name, includeDiff, signal: controller.signal }).catch((e: unknown) => e))
+        await expect.poll(() => mock.runs.length).toBe(20)
+        expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1)
+        controller.abort('stop')
+        for (const error of await Promise.all(pending)) expect(error).toMatchObject({ name: 'AbortError', cause: 'stop' })
+        expect(mock.runs.every((options) => options.signal.aborted)).toBe(true)
+      }
+      const settling = new AbortController()
+      registerBackend(new MockBackend('quick'))
+      await Promise.all(Array.from({ length: 20 }, (_, i) => relay({ prompt: 'p', repoPath: repo.path, backend: 'quick', includeDiff: i % 2 === 0, signal: settling.signal })))
+      expect(getEventListeners(settling.signal, 'abort')).toHaveLength(0)
+      // A warning is emitted on a later tick.
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings.map(({ name, message }) => `${name}: ${message}`)).toEqual([])
+  })
+
   it('something that is not an AbortSignal is a TypeError', async () => {
     await expect(relay({ prompt: 'p', repoPath: repo.path, signal: {} as AbortSignal })).rejects.toMatchObject({
       name: 'TypeError',

@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { _resetRegistry, checkBackends, registerBackend, relay, type BackendRunOptions } from '@phone-a-friend/relay'
+import { _resetRegistry, checkBackends, registerBackend, relay, reviewRelay, type BackendRunOptions } from '@phone-a-friend/relay'
 import { FakeClis } from './support/fake-cli'
 import { TempRepo, tempDir } from './support/git-repo'
 import { chatLine, startOllamaStub, type OllamaStub } from './support/ollama-stub'
@@ -141,6 +141,25 @@ it("refuses contextFile: '' as the working directory, which is not a file", asyn
   // A path that is not empty conflicts with inline text, checked before the file is looked at.
   await expect(relay({ prompt: 'Hi', repoPath: repo.path, backend: 'echo', contextFile: '/nonexistent', contextText: 'x' })).rejects.toMatchObject({
     code: 'ERR_CONTEXT_CONFLICT',
+  })
+})
+
+describe("a JS backend's options", () => {
+  it('hold the keys the original passed (and signal): an absent schema is no key, as are the session keys', async () => {
+    const keys: string[][] = []
+    const record = (options: object): string => (keys.push(Object.keys(options).sort()), 'ok')
+    registerBackend({ name: 'keys', allowedSandboxes: ['read-only'], run: async (options) => record(options), review: async (options) => record(options) })
+    registerBackend({ name: 'keys-run', allowedSandboxes: ['read-only'], run: async (options) => record(options) })
+    repo.write('a.txt', 'two\n').commit('second')
+    await relay({ prompt: 'p', repoPath: repo.path, backend: 'keys-run' }) // on the JS thread
+    await relay({ prompt: 'p', repoPath: repo.path, backend: 'keys-run', includeDiff: true }) // through the native core
+    await reviewRelay({ repoPath: repo.path, backend: 'keys-run', base: 'HEAD~1' }) // the generic review: run()
+    await reviewRelay({ repoPath: repo.path, backend: 'keys', base: 'HEAD~1' }) // the native review
+    await reviewRelay({ repoPath: repo.path, backend: 'keys', base: 'HEAD~1', prompt: 'look' })
+    await relay({ prompt: 'p', repoPath: repo.path, backend: 'keys-run', schema: { type: 'string' }, model: null }).catch(() => undefined)
+    const run = ['env', 'model', 'prompt', 'repoPath', 'sandbox', 'signal', 'timeoutSeconds']
+    const review = ['base', 'env', 'model', 'repoPath', 'sandbox', 'signal', 'timeoutSeconds']
+    expect(keys).toEqual([run, run, run, review, [...review, 'prompt'].sort(), [...run, 'schema'].sort()])
   })
 })
 

@@ -166,8 +166,8 @@ function markedProcesses(): number[] {
   return processesWithEnv(`${MARK_KEY}=${MARK}`)
 }
 
-type AnyRelayOptions = Parameters<typeof relay>[0]
-type AnyReviewOptions = Parameters<typeof reviewRelay>[0]
+type AnyRelayOptions = RelayOptions
+type AnyReviewOptions = ReviewRelayOptions
 const callRelay = (options: unknown) => (): Promise<string> => relay(options as AnyRelayOptions)
 const callReview = (options: unknown) => (): Promise<string> => reviewRelay(options as AnyReviewOptions)
 

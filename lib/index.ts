@@ -12,6 +12,8 @@ import type {
   DryRunRelayOptions,
   RelayAllOptions,
   DryRunReviewOptions,
+  MaybeDryRunRelayOptions,
+  MaybeDryRunReviewOptions,
   RelayOptions,
   ReviewRelayOptions,
 } from './internal/options.js'
@@ -46,7 +48,7 @@ function internals(): Internals {
 }
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
-export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
+export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction } from './internal/dry-run.js'
@@ -80,7 +82,8 @@ export function registerBackend(backend: Backend): void {
  */
 export function relay(options: DryRunRelayOptions): Promise<DryRun>
 export function relay(options: RelayOptions): Promise<string>
-export async function relay(options: RelayOptions | DryRunRelayOptions): Promise<string | DryRun> {
+export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun>
+export async function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun> {
   const parsed = internals().options.nativeRelayOptions(options)
   const { options: native, onChunk, dryRun } = parsed
   if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)))
@@ -129,7 +132,8 @@ export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult
  */
 export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
 export function reviewRelay(options: ReviewRelayOptions): Promise<string>
-export async function reviewRelay(options: ReviewRelayOptions | DryRunReviewOptions): Promise<string | DryRun> {
+export function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun>
+export async function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun> {
   const parsed = internals().options.nativeReviewOptions(options)
   const { options: native, onChunk, dryRun } = parsed
   if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunReview(native, caller)))

@@ -56,7 +56,8 @@ pub struct RelayOptions {
     /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
     #[serde(default)]
     pub include_diff: bool,
-    /// Seconds the backend may take; a number greater than zero. Default: 600.
+    /// Seconds the whole call may take, preparation (context file, git) included: the
+    /// backend gets what is left. A number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
     /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
@@ -92,7 +93,8 @@ pub struct ReviewOptions {
     pub base: Option<String>,
     /// Review instructions. Default: "Review the following changes."
     pub prompt: Option<String>,
-    /// Seconds the backend may take; a number greater than zero. Default: 600.
+    /// Seconds the whole call may take, preparation (context file, git) included: the
+    /// backend gets what is left. A number greater than zero. Default: 600.
     pub timeout_seconds: Option<f64>,
     /// The model the backend should use; its own default when absent.
     pub model: Option<String>,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isatty } from 'node:tty'
 import { parseArgs } from 'node:util'
-import type { RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import type { RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { RelayError } from '../internal/errors.js'
 import { MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
@@ -298,7 +298,8 @@ function printError(error: unknown, json: boolean): void {
  */
 async function relayToSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, stopSpinner: () => void): Promise<number> {
   const { backend: _one, ...options } = request.options
-  const results = await library.relayAll({ ...options, backends: request.backends })
+  // Given as the flags are, for relayAll() to refuse what it takes not (a session: ERR_SESSION).
+  const results = await library.relayAll({ ...options, backends: request.backends } as RelayAllOptions)
   stopSpinner()
   if (json) {
     const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(withBackendHint(result.error, result.backend)) }))

@@ -21,9 +21,9 @@ export interface BackendRunOptions {
   /**
    * The JSON Schema (its JSON text) the answer must match, when the caller gave one: it is
    * already asked for at the end of `prompt`; pass it to your model's structured output if it
-   * has one. The relay checks the answer against it either way.
+   * has one. The relay checks the answer against it either way. Absent (no key) without one.
    */
-  schema: string | null
+  schema?: string
   /**
    * In a session, for a backend whose `capabilities.resumeStrategy` is `'native-session'`: its
    * own session id to continue (`resumeSession: true`), or `null` to start one (then report its
@@ -61,7 +61,12 @@ export interface BackendReviewOptions {
 /** A backend written in JS. Throw a `BackendError` to report a failure. */
 export interface Backend {
   name: string
-  allowedSandboxes: Iterable<SandboxMode>
+  /**
+   * The sandbox modes it accepts (`SandboxMode` values); a relay asking for another is refused
+   * with `ERR_INVALID_SANDBOX`. Any iterable of strings (an array, a `Set<string>`) but a string
+   * itself: checked when it is registered.
+   */
+  allowedSandboxes: Iterable<string> & object
   run(options: BackendRunOptions): Promise<string>
   /**
    * The answer as it is produced, for `relayStream()` and `onChunk` (else they get `run()`'s
@@ -104,7 +109,8 @@ function optionsFor(call: BackendCall, signal: AbortSignal, reported: Reported):
   const options: Record<string, unknown> = {}
   if (call.method === 'run') {
     options.prompt = call.prompt ?? ''
-    options.schema = call.schema ?? null
+    // Only when the caller gave one: backends written before schemas see the options they knew.
+    if (typeof call.schema === 'string') options.schema = call.schema
     sessionOptions(options, call, reported)
   }
   options.repoPath = call.repoPath

@@ -5,6 +5,7 @@ import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
 import { closeRecord, openRecord, type CallRecord } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
+import { onAbort } from './abort-listeners.js'
 
 /** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
 const FAILURE_MARKER = '@@phone-a-friend/relay@@'
@@ -52,15 +53,14 @@ function openCall({ signal, refused, onWarning }: CallOptions, native = true): O
   const tag = openRecord(record)
   const bridged = native && signal !== undefined
   const cancelId = bridged ? binding.openCancelToken(scope()) : undefined
-  const onAbort = (): void => binding.cancel(cancelId as number)
-  if (bridged) signal.addEventListener('abort', onAbort, { once: true })
+  const stopListening = bridged ? onAbort(signal, () => binding.cancel(cancelId as number)) : undefined
   return {
     caller: { scope: scope(), env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
     record,
     close() {
       closeRecord(tag)
       if (bridged) {
-        signal.removeEventListener('abort', onAbort)
+        stopListening?.()
         binding.closeCancelToken(cancelId as number)
       }
     },

@@ -1,5 +1,6 @@
 import type { BackendCall, InvocationAbort } from '../../binding.js'
 import { AbortError, BackendError, RelayError } from './errors.js'
+import { onAbort } from './abort-listeners.js'
 
 /** One call of a JS backend's `run()`/`review()` that has not settled yet. */
 interface Invocation {
@@ -65,15 +66,16 @@ export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal
   let late = false
   return new Promise((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined
+    let stopListening: (() => void) | undefined
     const after = (ms: number, then: () => void): void => {
       timer = ms > LONGEST_TIMER_MS ? setTimeout(() => after(ms - LONGEST_TIMER_MS, then), LONGEST_TIMER_MS) : setTimeout(then, ms)
       timer.unref()
     }
     const end = (): void => {
       clearTimeout(timer)
-      callerSignal?.removeEventListener('abort', onAbort)
+      stopListening?.()
     }
-    const onAbort = (): void => {
+    const aborted = (): void => {
       end()
       abortInvocation({ invocation, reason: 'cancelled' })
       resolve(ABORTED)
@@ -86,8 +88,8 @@ export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal
         resolve(TIMED_OUT)
       })
     })
-    if (callerSignal?.aborted) onAbort()
-    else callerSignal?.addEventListener('abort', onAbort, { once: true })
+    if (callerSignal?.aborted) aborted()
+    else if (callerSignal !== undefined) stopListening = onAbort(callerSignal, aborted)
     work.then(
       (value) => {
         end()

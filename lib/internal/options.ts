@@ -24,7 +24,9 @@ export interface RelayOptions {
    */
   includeDiff?: boolean
   /**
-   * Seconds the backend may take; a finite number greater than zero.
+   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
+   * from the call, so reading the context file and running git come out of it and the backend
+   * gets what is left.
    * @default 600
    */
   timeoutSeconds?: number
@@ -71,6 +73,9 @@ export interface RelayOptions {
  */
 export type DryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun: true }
 
+/** `relay()` options whose `dryRun` is only known at run time: the call resolves with a string or a `DryRun`. */
+export type MaybeDryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun?: boolean | null }
+
 export interface ReviewRelayOptions {
   /** The repository to review; relative paths resolve against `process.cwd()`. */
   repoPath: string
@@ -90,7 +95,9 @@ export interface ReviewRelayOptions {
    */
   prompt?: string
   /**
-   * Seconds the backend may take; a finite number greater than zero.
+   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
+   * from the call, so reading the context file and running git come out of it and the backend
+   * gets what is left.
    * @default 600
    */
   timeoutSeconds?: number
@@ -122,6 +129,9 @@ export interface ReviewRelayOptions {
 
 /** `reviewRelay()` options for a dry run, as `DryRunRelayOptions`. */
 export type DryRunReviewOptions = Omit<ReviewRelayOptions, 'dryRun'> & { dryRun: true }
+
+/** `reviewRelay()` options whose `dryRun` is only known at run time, as `MaybeDryRunRelayOptions`. */
+export type MaybeDryRunReviewOptions = Omit<ReviewRelayOptions, 'dryRun'> & { dryRun?: boolean | null }
 
 type Fields = Record<string, unknown>
 
@@ -249,8 +259,11 @@ export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions>
   return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
 }
 
-/** `relayAll()` options (docs/CONTRACT.md §15): those of `relay()`, with `backends` in place of `backend`. */
-export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal'> {
+/**
+ * `relayAll()` options (docs/CONTRACT.md §15): those of `relay()`, with `backends` in place of
+ * `backend`. What `relayAll()` refuses at run time is typed as absent (`null` or left out).
+ */
+export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal' | 'session' | 'backendSession'> {
   /**
    * The backends to ask, all at once, each on the same envelope; at least one. The results come
    * in this order (a name given twice is asked twice).
@@ -258,6 +271,16 @@ export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk
   backends: string[]
   /** Cancels every backend of the call: the promise rejects with an `AbortError`. */
   signal?: AbortSignal
+  /** Not for `relayAll()`: name the backends in `backends`. */
+  backend?: null
+  /** Not for `relayAll()`: it streams nothing. */
+  onChunk?: null
+  /** Not for `relayAll()`: `relay({ dryRun: true })` describes a call. */
+  dryRun?: false | null
+  /** Not for `relayAll()` (`ERR_SESSION`): a session belongs to one backend. */
+  session?: null
+  /** Not for `relayAll()` (`ERR_SESSION`), as `session`. */
+  backendSession?: null
 }
 
 export function nativeRelayAllOptions(input: unknown): Parsed<NativeRelayOptions> & { backends: string[] } {

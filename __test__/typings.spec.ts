@@ -1,0 +1,98 @@
+// The typings as a newcomer meets them: a strict TypeScript project (moduleResolution nodenext)
+// that imports the package. The snippets that must compile do; those that must not carry
+// `// @ts-expect-error`, which is itself an error when the line below it compiles.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = resolve(__dirname, '..')
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+let project: string
+
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), 'paf-typings-'))
+  mkdirSync(join(project, 'node_modules', '@phone-a-friend'), { recursive: true })
+  // The package as installed: resolved through its `exports` to the compiled typings.
+  symlinkSync(ROOT, join(project, 'node_modules', '@phone-a-friend', 'relay'))
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+  const compilerOptions = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', lib: ['ES2022'], types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] }
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }))
+})
+
+afterAll(() => rmSync(project, { recursive: true, force: true }))
+
+/** tsc's report on `source`, or '' when it compiles. */
+function compile(source: string): string {
+  writeFileSync(join(project, 'snippet.ts'), source)
+  try {
+    execFileSync(process.execPath, [TSC, '-p', '.'], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    return ''
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout)
+  }
+}
+
+describe('strict TypeScript (nodenext) and the typings', () => {
+  it('a dry run known only at run time resolves with a string or a DryRun, for relay and reviewRelay', () => {
+    const report = compile(`
+      import { relay, reviewRelay, type DryRun } from '@phone-a-friend/relay'
+      declare const flag: boolean
+      export async function either(): Promise<string | DryRun> {
+        const answer: string | DryRun = await relay({ prompt: 'p', repoPath: '.', dryRun: flag })
+        return typeof answer === 'string' ? answer : reviewRelay({ repoPath: '.', dryRun: flag })
+      }
+      export async function narrowed(): Promise<[string, DryRun, string]> {
+        return [await relay({ prompt: 'p', repoPath: '.' }), await relay({ prompt: 'p', repoPath: '.', dryRun: true }), await reviewRelay({ repoPath: '.', dryRun: false })]
+      }
+      export async function notAString(): Promise<string> {
+        // @ts-expect-error it may be a DryRun
+        return relay({ prompt: 'p', repoPath: '.', dryRun: flag })
+      }
+    `)
+    expect(report).toBe('')
+  })
+
+  it('relayAll() refuses in its type what it refuses at run time', () => {
+    const report = compile(`
+      import { relayAll, type RelayAllResult } from '@phone-a-friend/relay'
+      const base = { prompt: 'p', repoPath: '.', backends: ['codex', 'gemini'] }
+      export const fine: Promise<RelayAllResult[]> = relayAll({ ...base, backend: null, onChunk: null, dryRun: false, session: null, backendSession: undefined })
+      // @ts-expect-error a session belongs to one backend
+      relayAll({ ...base, session: 's' })
+      // @ts-expect-error as session
+      relayAll({ ...base, backendSession: 'id' })
+      // @ts-expect-error the backends are named in backends
+      relayAll({ ...base, backend: 'codex' })
+      // @ts-expect-error it streams nothing
+      relayAll({ ...base, onChunk: (text: string) => void text })
+      // @ts-expect-error no dry run
+      relayAll({ ...base, dryRun: true })
+    `)
+    expect(report).toBe('')
+  })
+
+  it('a backend declared before registerBackend() may list its sandboxes as strings; a string itself is refused', () => {
+    const report = compile(`
+      import { registerBackend, type BackendRunOptions } from '@phone-a-friend/relay'
+      const modes = new Set<string>(['read-only', 'workspace-write'])
+      const backend = { name: 'mine', allowedSandboxes: modes, run: async (options: BackendRunOptions) => options.prompt }
+      registerBackend(backend)
+      const listed = { name: 'listed', allowedSandboxes: ['read-only'], run: async ({ schema }: BackendRunOptions) => schema ?? 'no schema' }
+      registerBackend(listed)
+      // @ts-expect-error an iterable of strings, not one string
+      registerBackend({ name: 'one', allowedSandboxes: 'read-only', run: async () => 'ok' })
+    `)
+    expect(report).toBe('')
+  })
+
+  it('still refuses a bad sandbox in the options', () => {
+    const report = compile(`
+      import { relay } from '@phone-a-friend/relay'
+      // @ts-expect-error not a SandboxMode
+      export const p = relay({ prompt: 'p', repoPath: '.', sandbox: 'root' })
+    `)
+    expect(report).toBe('')
+  })
+})
