@@ -12,7 +12,7 @@ const RELAY_OPTIONS = `Relay options:
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
       --include-diff       Add \`git diff HEAD\`          (env PHONE_A_FRIEND_INCLUDE_DIFF=true|1)
-      --timeout <s>        Seconds the backend may take: a number like 30, 2.5 or 1e3
+      --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
   -m, --model <m>          Model for the backend
       --sandbox <mode>     read-only, workspace-write, danger-full-access
