@@ -30,15 +30,21 @@ afterAll(() => {
   rmSync(relayTmp, { recursive: true, force: true })
 })
 
+/** RELAYS relays at once to a fake codex that takes 0.3 s, in a child limited to FD_LIMIT descriptors. */
+function burst(timeoutSeconds: number): { results: ReturnType<typeof relaysInAChild>; mark: string } {
+  const mark = `emfile-${process.pid}-${Date.now()}`
+  const results = relaysInAChild(
+    ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
+    RELAYS,
+    { timeoutSeconds },
+    { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
+  )
+  return { results, mark }
+}
+
 describe(`${RELAYS} relays at once under ulimit -n ${FD_LIMIT}`, () => {
   it('every one answers: spawns and files wait for descriptors to free up; nothing is left behind', () => {
-    const mark = `emfile-${process.pid}-${Date.now()}`
-    const results = relaysInAChild(
-      ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
-      RELAYS,
-      { timeoutSeconds: 30 },
-      { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
-    )
+    const { results, mark } = burst(30)
     expect(results).toHaveLength(RELAYS)
     expect(results.filter((r) => !r.ok)).toEqual([])
     expect(results.every((r) => r.answer === 'slow answer')).toBe(true)
@@ -47,13 +53,7 @@ describe(`${RELAYS} relays at once under ulimit -n ${FD_LIMIT}`, () => {
   })
 
   it('with too little time to wait, each answers or fails with a coded error: the OS words or the timeout', () => {
-    const mark = `emfile-${process.pid}-${Date.now()}`
-    const results = relaysInAChild(
-      ['sh', '-c', `ulimit -n ${FD_LIMIT} && exec "$0" -e "$1"`],
-      RELAYS,
-      { timeoutSeconds: 1 },
-      { PAF_REPO: repo.path, TMPDIR: relayTmp, FAKE_MODE: 'slow', FAKE_SLEEP: '0.3', PAF_EMFILE_MARK: mark },
-    )
+    const { results, mark } = burst(1)
     expect(results).toHaveLength(RELAYS)
     for (const result of results) {
       if (result.ok) expect(result.answer).toBe('slow answer')
