@@ -1040,6 +1040,20 @@ mod tests {
         ]
     }
 
+    /// Asserts that each of `expected` left its marker (plain git ran it), then removes them all.
+    fn assert_ran_then_clear(markers: &Path, expected: &[&str]) {
+        let ran = markers_in(markers);
+        for program in expected {
+            assert!(
+                ran.contains(&program.to_string()),
+                "{program} not in {ran:?}"
+            );
+        }
+        for marker in ran {
+            std::fs::remove_file(markers.join(marker)).expect("remove");
+        }
+    }
+
     fn markers_in(markers: &Path) -> Vec<String> {
         let mut found: Vec<String> = std::fs::read_dir(markers)
             .expect("markers")
@@ -1083,16 +1097,7 @@ mod tests {
                     .output();
             }
         }
-        let ran = markers_in(markers.path());
-        for expected in PROGRAMS_GIT_DIFF_RUNS {
-            assert!(
-                ran.contains(&expected.to_string()),
-                "{expected} not in {ran:?}"
-            );
-        }
-        for marker in ran {
-            std::fs::remove_file(markers.path().join(marker)).expect("remove");
-        }
+        assert_ran_then_clear(markers.path(), &PROGRAMS_GIT_DIFF_RUNS);
         // Through the helpers, nothing runs and the diffs are git's plain ones.
         let uncommitted = relay_diff(&dir).await.expect("diff");
         for file in ["a.clean", "b.proc", "c.eq", "d.conv", "e.cmd", "f.inc"] {
@@ -1189,16 +1194,7 @@ mod tests {
                 .args(["HEAD", "--"])
                 .output();
         }
-        let ran = markers_in(markers.path());
-        for expected in ["clean", "external", "process"] {
-            assert!(
-                ran.contains(&expected.to_string()),
-                "{expected} not in {ran:?}"
-            );
-        }
-        for marker in ran {
-            std::fs::remove_file(markers.path().join(marker)).expect("remove");
-        }
+        assert_ran_then_clear(markers.path(), &["clean", "external", "process"]);
         let uncommitted = relay_diff(&top).await.expect("diff");
         let against_main = diff_against_base(&repo, "HEAD~1", GitEnv::Inherit, &minute()).await;
         let branch = detect_default_branch(&repo, GitEnv::Inherit, &minute()).await;
