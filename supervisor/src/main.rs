@@ -13,7 +13,9 @@
 //! what Node does about it decides.
 //!
 //! It starts once per relay, so it skips std's runtime set-up (`no_main`: no stack-guard probe
-//! of `/proc/self/maps`, no signal stack); std's API, `args_os` included, works as usual.
+//! of `/proc/self/maps`, no signal stack); std's API works as usual, except `args_os`, which is
+//! empty on musl targets (musl gives std no `argc`/`argv` before `main`): the command line is
+//! read from `main`'s own `argc` and `argv` instead.
 
 #![no_main]
 
@@ -24,6 +26,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use phone_a_friend_supervisor::argv::after_program_name;
 use phone_a_friend_supervisor::process_tree;
 use phone_a_friend_supervisor::protocol::*;
 
@@ -79,8 +82,12 @@ impl Args {
 }
 
 #[no_mangle]
-extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    let args = match Args::parse(std::env::args_os().skip(1)) {
+extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    // SAFETY: the C runtime passes `argc` and `argv` as the kernel laid them out: `argc`
+    // NUL-terminated strings, then a null pointer. A null `argv` or `argc` < 2 gives no
+    // arguments, which `Args::parse` reports as a usage error.
+    let command_line = unsafe { after_program_name(argc, argv) };
+    let args = match Args::parse(command_line.into_iter()) {
         Ok(args) => args,
         Err(detail) => fail_to_start(&format!("{detail} (os error {})", libc::EINVAL)),
     };
