@@ -9,6 +9,38 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeCall {
+  /**
+   * The next step: a warning or streamed text as they come, then the end (answer, dry run,
+   * outcomes or failure). The wrapper asks for one at a time and stops after the end.
+   */
+  next(): Promise<CallStep>
+  /**
+   * Gives the call up: the relay is aborted, its backend stopped, and what it still sends is
+   * dropped.
+   */
+  cancel(): void
+}
+
+export declare class RelayScope {
+  /** Opens a scope whose JS backends are told to stop through `abort_invocation`. */
+  constructor(abortInvocation: (arg: InvocationAbort) => void)
+  /** Registers a JS backend, replacing any backend of the same name in this scope. */
+  registerJsBackend(name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: ResumeStrategyName, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
+  /** Drops the JS backends of this scope and restores the built-ins. */
+  resetRegistry(): void
+  /**
+   * Starts a `relay()`. A relay whose checks and envelope wait on nothing and whose backend is
+   * a JS one is prepared here, on the JS thread, and comes back as a `DirectRelay` (or its
+   * failure) for the wrapper to call the trampoline itself; anything else runs on the runtime.
+   */
+  relay(options: NativeRelayOptions, caller: NativeCaller, mode: CallMode): NativeCall | DirectRelay | NativeFailure
+  /** Starts a `reviewRelay()`. */
+  review(options: NativeReviewOptions, caller: NativeCaller, mode: CallMode): NativeCall
+  /** Starts a `relayAll()`. */
+  relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): NativeCall
+}
+
 /** What the trampoline receives: the method and the options it passes on. */
 export interface BackendCall {
   method: string
@@ -69,13 +101,15 @@ export interface BackendOutcome {
   sessionId?: string
 }
 
+/** How the relay reaches a built-in backend. */
+export type BackendReach = 'cli' | 'server'
+
 /** A built-in backend, as the Rust table has it. */
 export interface BuiltinBackend {
   name: string
   /** What it is, for people. */
   what: string
-  /** `cli`: runs its CLI found on PATH; `server`: talks HTTP to its server. */
-  reach: string
+  reach: BackendReach
   /** The npm package of its CLI, when it comes from npm. */
   npmPackage?: string
   /** How to get it: the command, or where to download it. */
@@ -89,18 +123,25 @@ export interface BuiltinBackend {
 /** The built-in backends, in the order `doctor` lists them. */
 export declare function builtinBackends(): Array<BuiltinBackend>
 
-export declare function cancel(id: number): void
+/** How a `relay()` or `reviewRelay()` is made. */
+export interface CallMode {
+  /** Say what would be run, running nothing. */
+  dryRun: boolean
+  /** Hand the answer's text to `next()` as it is produced. */
+  stream: boolean
+}
+
+/** One step of a call. */
+export interface CallStep {
+  kind: StepKind
+  text?: string
+  dryRun?: NativeDryRun
+  outcomes?: Array<NativeBackendOutcome>
+  failure?: NativeFailure
+}
 
 /** Synchronous: looks the CLIs up on this process's PATH. */
 export declare function checkBackends(): InstalledBackends
-
-export declare function closeCancelToken(id: number): void
-
-/**
- * Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
- * and whose JS backends are told to stop through `abort_invocation`.
- */
-export declare function createScope(warn: (arg: NativeWarning) => void, abortInvocation: (arg: InvocationAbort) => void): number
 
 export declare const DEFAULT_BACKEND: string
 
@@ -108,29 +149,34 @@ export declare const DEFAULT_SANDBOX: string
 
 export declare const DEFAULT_TIMEOUT_SECONDS: number
 
-export declare function deleteSession(label: string, caller: NativeCaller): Promise<boolean>
+export declare function deleteSession(scope: RelayScope, label: string, caller: NativeCaller): Promise<boolean | NativeFailure>
 
 /**
  * Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
  * `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
  */
-export declare function detectDefaultBranch(repoPath: string, timeoutSeconds?: number | undefined | null): string
+export declare function detectDefaultBranch(repoPath: string, timeoutSeconds?: number | undefined | null): string | NativeFailure
 
-/** A relay the wrapper runs on the JS thread: the backend's name and its trampoline's call. */
+/**
+ * A relay the wrapper runs on the JS thread (see [`RelayScope::relay`]): the backend's name and
+ * its trampoline's call.
+ */
 export interface DirectRelay {
   backend: string
   call: BackendCall
 }
 
-export declare function dryRunRelay(options: NativeRelayOptions, caller: NativeCaller): Promise<NativeDryRun>
+/** What a dry run would do. */
+export type DryRunKind = 'command' | 'http' | 'run' | 'review'
 
-export declare function dryRunReview(options: NativeReviewOptions, caller: NativeCaller): Promise<NativeDryRun>
+/** What kind of failure a `NativeFailure` is. */
+export type FailureKind = 'relay' | 'thrown' | 'aborted'
 
 /**
  * Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
  * `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
  */
-export declare function gitDiffBase(repoPath: string, base: string, timeoutSeconds?: number | undefined | null): string
+export declare function gitDiffBase(repoPath: string, base: string, timeoutSeconds?: number | undefined | null): string | NativeFailure
 
 /** Whether each built-in backend's CLI is on the PATH. */
 export interface InstalledBackends {
@@ -153,7 +199,7 @@ export interface InvocationAbort {
   message?: string
 }
 
-export declare function listSessions(caller: NativeCaller): Promise<NativeSessionInfo[]>
+export declare function listSessions(scope: RelayScope, caller: NativeCaller): Promise<NativeSessionInfo[] | NativeFailure>
 
 export declare const MAX_CONTEXT_FILE_BYTES: number
 
@@ -169,7 +215,7 @@ export declare const MAX_RELAY_DEPTH: number
 export interface NativeBackendOutcome {
   backend: string
   answer?: string
-  failure?: string
+  failure?: NativeFailure
 }
 
 /**
@@ -177,7 +223,6 @@ export interface NativeBackendOutcome {
  * environment from another thread.
  */
 export interface NativeCaller {
-  scope: number
   /**
    * The environment as `key=value` entries, each ended by NUL (a value never holds NUL, a key
    * never holds `=`): from a worker, whose `process.env` is its own copy. Absent on the main
@@ -189,7 +234,6 @@ export interface NativeCaller {
   depth?: number
   cwd: string
   callTag: number
-  cancelId?: number
 }
 
 export interface NativeDryRun {
@@ -200,8 +244,7 @@ export interface NativeDryRun {
   timeoutSeconds: number
   base?: string
   envelope?: string
-  /** `command`, `http`, `run` or `review`. */
-  kind: string
+  kind: DryRunKind
   command?: NativeDryRunCommand
   request?: NativeDryRunRequest
   /** `[name, value]` pairs, sorted by name. */
@@ -223,6 +266,20 @@ export interface NativeDryRunRequest {
   method: string
   url: string
   body: string
+}
+
+export interface NativeFailure {
+  failure: FailureKind
+  /** A `RelayErrorCode`. */
+  code?: string
+  message?: string
+  /** The backend that reported the error. */
+  backend?: string
+  /**
+   * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
+   * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
+   */
+  handle?: number
 }
 
 /** `relay()` options after the wrapper checked their JS types; `None` = the default. */
@@ -266,15 +323,6 @@ export interface NativeSessionInfo {
   lastUsedAt: string
 }
 
-/**
- * A warning about one call: the wrapper gives it to that call's `onWarning`, else
- * `console.error`.
- */
-export interface NativeWarning {
-  callTag: number
-  message: string
-}
-
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */
 export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): string
 
@@ -285,23 +333,14 @@ export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): s
  */
 export declare function onProcessMainThread(): boolean
 
-export declare function openCancelToken(scope: number): number
-
 /**
  * A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
  * does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
  * says what is wrong.
  */
-export declare function parseVerdict(text: string): string
+export declare function parseVerdict(text: string): string | NativeFailure
 
-/**
- * Checks and prepares a `relay()` on the JS thread. `null` when it cannot run there (its
- * preparation waits on a file, git or the session store, or the backend is not a JS one): the
- * wrapper then makes the asynchronous call, which checks again.
- */
-export declare function prepareDirectRelay(options: NativeRelayOptions, caller: NativeCaller): DirectRelay | null
-
-export declare function pruneSessions(olderThanDays: number, caller: NativeCaller): Promise<string[]>
+export declare function pruneSessions(scope: RelayScope, olderThanDays: number, caller: NativeCaller): Promise<string[] | NativeFailure>
 
 /**
  * A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
@@ -310,51 +349,21 @@ export declare function pruneSessions(olderThanDays: number, caller: NativeCalle
  */
 export declare function pushChunk(invocation: number, text: string): Promise<void>
 
-/** Registers a JS backend, replacing any backend of the same name in this scope. */
-export declare function registerJsBackend(scope: number, name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: 'native-session' | 'transcript-replay' | 'unsupported', invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
-
-export declare function relay(options: NativeRelayOptions, caller: NativeCaller): Promise<string>
-
-export declare function relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): Promise<Array<NativeBackendOutcome>>
-
-/** Starts `relay()` with its text streamed; the wrapper calls it on the first `next()`. */
-export declare function relayStream(options: NativeRelayOptions, caller: NativeCaller): number
-
-/** Drops the JS backends of this scope and restores the built-ins. */
-export declare function resetRegistry(scope: number): void
-
-export declare function reviewRelay(options: NativeReviewOptions, caller: NativeCaller): Promise<string>
-
-/** Starts `reviewRelay()` with its text streamed (for `onChunk`). */
-export declare function reviewStream(options: NativeReviewOptions, caller: NativeCaller): number
+/** How a JS backend continues a conversation (docs/CONTRACT.md §12). */
+export type ResumeStrategyName = 'native-session' | 'transcript-replay' | 'unsupported'
 
 /**
  * Serves MCP on fd 0 and 1 until stdin closes. From then on nothing else in the process can
  * use them: stdin reads `/dev/null`, stdout writes go to stderr. Relays use the environment and
  * `cwd` as they are now and the built-in backends only (JS backends are not served).
  */
-export declare function serveMcp(scope: number, cwd: string): Promise<void>
+export declare function serveMcp(scope: RelayScope, cwd: string): Promise<void>
 
 /**
- * An invocation's outcome as the relay's answer or error, made by the same functions as on the
- * asynchronous path (the wrapper takes an answer as it is, without this call).
+ * A `DirectRelay`'s outcome as the relay's answer or failure, made by the same functions as on
+ * the runtime's road (the wrapper takes a string answer as it is, without this call).
  */
-export declare function settleDirect(backend: string, outcome: BackendOutcome): string
+export declare function settleDirect(backend: string, result: BackendOutcome): string | NativeFailure
 
-/**
- * Gives up on a stream (`break`, `return()`, a throwing `onChunk`): the run is aborted, its
- * backend stopped, and what it still sends is dropped.
- */
-export declare function streamCancel(id: number): void
-
-/**
- * The next chunk, else the answer; rejects as the relay failed. After the answer or a
- * rejection the stream is gone.
- */
-export declare function streamNext(id: number): Promise<StreamStep>
-
-/** One step of a stream: a chunk of text, or (once the run ended) the final answer. */
-export interface StreamStep {
-  text?: string
-  answer?: string
-}
+/** What a step is. */
+export type StepKind = 'text' | 'warning' | 'answer' | 'dryrun' | 'outcomes' | 'failure'

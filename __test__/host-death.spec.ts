@@ -181,11 +181,11 @@ describe('nothing a relay starts outlives its host', () => {
     copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(lonely, 'relay.node'))
     const script = `
       const native = require(${JSON.stringify(join(lonely, 'relay.node'))})
-      const scope = native.createScope(() => {}, () => {})
+      const scope = new native.RelayScope(() => {})
       const env = Object.entries(process.env).map(([key, value]) => key + '=' + value + '\\0').join('')
-      const caller = { scope, env, cwd: process.cwd(), callTag: 1 }
-      native.relay({ prompt: 'hi', repoPath: ${JSON.stringify(repo.path)} }, caller).then(
-        () => console.log('answered'), (e) => console.log(e.message))
+      const caller = { env, cwd: process.cwd(), callTag: 1 }
+      const call = scope.relay({ prompt: 'hi', repoPath: ${JSON.stringify(repo.path)} }, caller, { dryRun: false, stream: false })
+      call.next().then((step) => console.log(step.kind === 'failure' ? step.failure.message : 'answered'))
     `
     const log = mkdtempSync(join(work, 'lonely-log-'))
     const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, FAKE_LOG: log, FAKE_MODE: 'answer' }, encoding: 'utf8' })

@@ -5,7 +5,6 @@
 import type * as Calls from './internal/calls.js'
 import type * as Options from './internal/options.js'
 import type * as Backends from './internal/backends.js'
-import type * as DryRuns from './internal/dry-run.js'
 import type * as Native from './internal/native.js'
 import type {
   GitHelperOptions,
@@ -29,7 +28,6 @@ interface Internals {
   calls: typeof Calls
   options: typeof Options
   backends: typeof Backends
-  dryRun: typeof DryRuns
   native: typeof Native
 }
 
@@ -41,7 +39,6 @@ function internals(): Internals {
     calls: require('./internal/calls.js') as typeof Calls,
     options: require('./internal/options.js') as typeof Options,
     backends: require('./internal/backends.js') as typeof Backends,
-    dryRun: require('./internal/dry-run.js') as typeof DryRuns,
     native: require('./internal/native.js') as typeof Native,
   })
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -56,7 +53,6 @@ export type { Verdict, VerdictFinding } from './internal/verdict.js'
 import type { Verdict } from './internal/verdict.js'
 import type { DryRun } from './internal/dry-run.js'
 import { invalidArgType } from './internal/errors.js'
-import { DEFAULT_BACKEND } from './internal/limits.js'
 
 export {
   DEFAULT_BACKEND,
@@ -84,13 +80,7 @@ export function relay(options: DryRunRelayOptions): Promise<DryRun>
 export function relay(options: RelayOptions): Promise<string>
 export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun>
 export async function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun> {
-  const parsed = internals().options.nativeRelayOptions(options)
-  const { options: native, onChunk, dryRun } = parsed
-  if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunRelay(native, caller)))
-  if (onChunk) return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller)), onChunk)
-  const trampoline = internals().backends.trampolineFor(native.backend ?? DEFAULT_BACKEND)
-  if (trampoline) return internals().calls.relayOnThisThread(parsed, native, trampoline)
-  return internals().calls.callNative(parsed, (caller) => internals().native.binding.relay(native, caller))
+  return internals().calls.relay(internals().options.nativeRelayOptions(options))
 }
 
 /**
@@ -102,10 +92,9 @@ export async function relay(options: MaybeDryRunRelayOptions): Promise<string | 
  */
 export async function* relayStream(options: RelayOptions): AsyncGenerator<string, string, undefined> {
   const parsed = internals().options.nativeRelayOptions(options)
-  const { options: native, dryRun } = parsed
   // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
-  if (dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
-  return yield* internals().calls.streamNative(parsed, (caller) => internals().native.binding.relayStream(native, caller))
+  if (parsed.dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
+  return yield* internals().calls.relayStream(parsed)
 }
 
 /**
@@ -122,8 +111,7 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
  * backends. The signal aborts every backend: the call rejects with an `AbortError`.
  */
 export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]> {
-  const parsed = internals().options.nativeRelayAllOptions(options)
-  return internals().calls.callNativeAll(parsed, (caller) => internals().native.binding.relayAll(parsed.options, parsed.backends, caller))
+  return internals().calls.relayAll(internals().options.nativeRelayAllOptions(options))
 }
 
 /**
@@ -134,11 +122,7 @@ export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
 export function reviewRelay(options: ReviewRelayOptions): Promise<string>
 export function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun>
 export async function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun> {
-  const parsed = internals().options.nativeReviewOptions(options)
-  const { options: native, onChunk, dryRun } = parsed
-  if (dryRun) return internals().dryRun.toDryRun(await internals().calls.callNative(parsed, (caller) => internals().native.binding.dryRunReview(native, caller)))
-  if (onChunk) return internals().calls.collectStream(internals().calls.streamNative(parsed, (caller) => internals().native.binding.reviewStream(native, caller)), onChunk)
-  return internals().calls.callNative(parsed, (caller) => internals().native.binding.reviewRelay(native, caller))
+  return internals().calls.review(internals().options.nativeReviewOptions(options))
 }
 
 /** A session in the store (docs/CONTRACT.md §12). */
@@ -158,20 +142,23 @@ export interface SessionInfo {
 
 /** Every session in the store (`PHONE_A_FRIEND_HOME`, else `$XDG_CONFIG_HOME/phone-a-friend`, else `~/.config/phone-a-friend`). */
 export async function listSessions(): Promise<SessionInfo[]> {
-  const sessions = await internals().calls.callNative({}, (caller) => internals().native.binding.listSessions(caller))
+  const { calls, native } = internals()
+  const sessions = await calls.sessionCall((caller) => native.binding.listSessions(native.scope(), caller))
   return sessions.map((s) => ({ ...s, backendSessionId: s.backendSessionId ?? null }))
 }
 
 /** Removes a session from the store; whether there was one. */
 export async function deleteSession(label: string): Promise<boolean> {
   const name = internals().options.stringArgument(label, 'label')
-  return internals().calls.callNative({}, (caller) => internals().native.binding.deleteSession(name, caller))
+  const { calls, native } = internals()
+  return calls.sessionCall((caller) => native.binding.deleteSession(native.scope(), name, caller))
 }
 
 /** Removes the sessions last used more than `olderThanDays` days ago; their labels. */
 export async function pruneSessions(olderThanDays: number): Promise<string[]> {
   if (typeof olderThanDays !== 'number') throw invalidArgType('olderThanDays', 'of type number', olderThanDays)
-  return internals().calls.callNative({}, (caller) => internals().native.binding.pruneSessions(olderThanDays, caller))
+  const { calls, native } = internals()
+  return calls.sessionCall((caller) => native.binding.pruneSessions(native.scope(), olderThanDays, caller))
 }
 
 /**
@@ -183,11 +170,7 @@ export async function pruneSessions(olderThanDays: number): Promise<string[]> {
  */
 export function parseVerdict(text: string): Verdict {
   const raw = internals().options.stringArgument(text, 'text')
-  try {
-    return JSON.parse(internals().native.binding.parseVerdict(raw)) as Verdict
-  } catch (error) {
-    throw internals().calls.fromNative(error)
-  }
+  return JSON.parse(internals().calls.valueOf(internals().native.binding.parseVerdict(raw))) as Verdict
 }
 
 /**
@@ -199,11 +182,7 @@ export function parseVerdict(text: string): Verdict {
 export function detectDefaultBranch(repoPath: string, options?: GitHelperOptions): string {
   const repo = internals().options.stringArgument(repoPath, 'repoPath')
   const timeoutSeconds = internals().options.gitHelperTimeout(options)
-  try {
-    return internals().native.binding.detectDefaultBranch(repo, timeoutSeconds)
-  } catch (error) {
-    throw internals().calls.fromNative(error)
-  }
+  return internals().calls.valueOf(internals().native.binding.detectDefaultBranch(repo, timeoutSeconds))
 }
 
 /**
@@ -215,11 +194,7 @@ export function gitDiffBase(repoPath: string, base: string, options?: GitHelperO
   const repo = internals().options.stringArgument(repoPath, 'repoPath')
   const from = internals().options.stringArgument(base, 'base')
   const timeoutSeconds = internals().options.gitHelperTimeout(options)
-  try {
-    return internals().native.binding.gitDiffBase(repo, from, timeoutSeconds)
-  } catch (error) {
-    throw internals().calls.fromNative(error)
-  }
+  return internals().calls.valueOf(internals().native.binding.gitDiffBase(repo, from, timeoutSeconds))
 }
 
 /** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */

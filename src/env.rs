@@ -5,6 +5,28 @@ use std::collections::BTreeMap;
 /// A child process's whole environment.
 pub type Env = BTreeMap<String, String>;
 
+/// This process's environment as JS sees it: a name that is not UTF-8 is left out, a value that
+/// is not UTF-8 is replaced, as Node decodes them. Read on the JS thread, where Node writes it.
+pub fn process_vars() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os().filter_map(|(key, value)| {
+        let value = value
+            .into_string()
+            .unwrap_or_else(|value| value.to_string_lossy().into_owned());
+        Some((key.into_string().ok()?, value))
+    })
+}
+
+/// [`process_vars`] as an [`Env`].
+pub fn process() -> Env {
+    process_vars().collect()
+}
+
+/// [`process_vars`] as entries (see [`encode`]).
+pub fn process_entries() -> String {
+    let vars: Vec<(String, String)> = process_vars().collect();
+    encode(vars.iter().map(|(key, value)| (key, value)))
+}
+
 /// `entries` as `key=value` entries each ended by NUL: the one string an environment crosses
 /// the JS boundary as (one string crosses far faster than an object of many).
 pub fn encode<K, V, I>(entries: I) -> String

@@ -27,6 +27,11 @@ impl Registry {
     }
 
     /// The backend called `name`, or `ERR_UNSUPPORTED_BACKEND` listing the names there are.
+    /// The backend registered as `name`, if any (no error made: for a quick look).
+    pub fn find(&self, name: &str) -> Option<&Arc<dyn Backend>> {
+        self.backends.get(name)
+    }
+
     pub fn get(&self, name: &str) -> Result<Arc<dyn Backend>, RelayError> {
         self.backends
             .get(name)

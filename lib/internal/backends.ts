@@ -255,12 +255,12 @@ export function registerBackend(backend: Backend): void {
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
   const trampoline: Trampoline = (call) => invoke(backend, name, call)
-  binding.registerJsBackend(scope(), name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), trampoline)
+  scope().registerJsBackend(name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), trampoline)
   trampolines.set(name, trampoline)
 }
 
 /** Drops every backend registered from JS and restores the five built-ins. */
 export function resetRegistry(): void {
-  binding.resetRegistry(scope())
+  scope().resetRegistry()
   trampolines.clear()
 }

@@ -1,4 +1,7 @@
-import type { BackendCall, BackendOutcome, NativeBackendOutcome, NativeCaller, NativeRelayOptions } from '../../binding.js'
+// The one road of a call on the JS side (docs/ARCHITECTURE.md §2): open it (environment, cwd,
+// the call's record), start it in the scope (one native entry per operation), read its steps
+// (warnings, streamed text, then its end) and turn a failure into what the caller must see.
+import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeRelayOptions, NativeReviewOptions } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
@@ -6,14 +9,10 @@ import { encodeEnv } from './env.js'
 import { closeRecord, openRecord, type CallRecord } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
 import { onAbort } from './abort-listeners.js'
-
-/** Must match `FAILURE_MARKER` in `src/binding/errors.rs`. */
-const FAILURE_MARKER = '@@phone-a-friend/relay@@'
-
-type NativeFailure =
-  | { kind: 'relay'; code: RelayErrorCode; message: string; backend?: string; causeHandle?: number }
-  | { kind: 'thrown'; handle: number }
-  | { kind: 'aborted' }
+import { trampolineFor } from './backends.js'
+import { toDryRun, type DryRun } from './dry-run.js'
+import { DEFAULT_BACKEND } from './limits.js'
+import type { Parsed } from './options.js'
 
 /** What a call brings besides its native options. */
 export interface CallOptions {
@@ -29,8 +28,8 @@ export interface CallOptions {
  * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
  * beside it (`depth`) and is applied natively either way.
  */
-function environment(): string | undefined {
-  return onMainThread() ? undefined : encodeEnv(process.env)
+function caller(callTag: number): NativeCaller {
+  return { env: onMainThread() ? undefined : encodeEnv(process.env), depth: currentBackendDepth(), cwd: process.cwd(), callTag }
 }
 
 /** One call in progress on the JS side: what native code is given, and its cleanup. */
@@ -40,185 +39,213 @@ interface OpenCall {
   close(): void
 }
 
-/**
- * Opens a call: snapshots the environment and cwd on this thread and bridges the AbortSignal to
- * a native cancellation token (registered here, so an abort cannot race it), unless the call
- * stays on this thread (`native: false`).
- */
-function openCall({ signal, refused, onWarning }: CallOptions, native = true): OpenCall {
+/** Opens a call: an aborted signal or a refused check fails it first, before anything is copied. */
+function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
-  // Checks that need no environment, file or backend fail here, before any of that is copied.
   if (refused) throw refused
   const record: CallRecord = { thrown: new Map(), signal, onWarning }
   const tag = openRecord(record)
-  const bridged = native && signal !== undefined
-  const cancelId = bridged ? binding.openCancelToken(scope()) : undefined
-  const stopListening = bridged ? onAbort(signal, () => binding.cancel(cancelId as number)) : undefined
-  return {
-    caller: { scope: scope(), env: environment(), depth: currentBackendDepth(), cwd: process.cwd(), callTag: tag, cancelId },
-    record,
-    close() {
-      closeRecord(tag)
-      if (bridged) {
-        stopListening?.()
-        binding.closeCancelToken(cancelId as number)
-      }
-    },
+  return { caller: caller(tag), record, close: () => closeRecord(tag) }
+}
+
+/** A warning about a call goes to its `onWarning`, else `console.error`. */
+function warn(record: CallRecord, message: string): void {
+  const { onWarning } = record
+  if (onWarning === undefined) {
+    // Looked up on each call so a test's spy on console.error sees it.
+    console.error(message)
+    return
+  }
+  try {
+    onWarning(message)
+  } catch {
+    // A caller's callback that throws must not take the relay down with it.
   }
 }
 
-/** Runs one native call and turns a native failure into what the caller must see. */
-export async function callNative<T>(options: CallOptions, start: (caller: NativeCaller) => Promise<T>): Promise<T> {
+/** How a call ended well, with the record its failures are read against. */
+interface Ended {
+  readonly step: CallStep
+  readonly record: CallRecord
+}
+
+/** A call opened and started. */
+interface Started {
+  readonly call: OpenCall
+  readonly native: NativeCall
+}
+
+/** Opens a call and starts it with `start`. */
+function begin(options: CallOptions, start: (caller: NativeCaller) => NativeCall): Started {
   const call = openCall(options)
   try {
-    return await start(call.caller)
+    return { call, native: start(call.caller) }
   } catch (error) {
-    throw fromNative(error, call.record)
-  } finally {
     call.close()
+    throw error
   }
 }
 
 /**
- * `relay()` to a JS backend, made without leaving this thread when its preparation waits on
- * nothing (no context file, diff, session or schema): checks and envelope in one synchronous
- * native call, then the backend's trampoline, which keeps its time and the caller's signal. The
- * asynchronous path would cross threads four times, several times what such a backend costs.
- * Else (or for a backend that is not a JS one) the call is `relay()`'s asynchronous one.
+ * A call's streamed text as it comes; returns its end. Nothing starts before the first `next()`
+ * (`started` runs then); a failure rejects as what the caller must see; leaving early (`break`,
+ * `return()`, `throw()`) or the caller's signal cancels it, which stops its backend.
  */
-export async function relayOnThisThread(
-  options: CallOptions,
-  native: NativeRelayOptions,
-  trampoline: (call: BackendCall) => Promise<BackendOutcome>,
-): Promise<string> {
-  const wait = waitForTurn()
-  if (wait !== undefined) await wait
-  const started = startOnThisThread(options, native, trampoline)
-  if (started === null) return callNative(options, (caller) => binding.relay(native, caller))
-  const { call, backend, outcome } = started
+async function* steps(started: () => Started, signal: AbortSignal | undefined): AsyncGenerator<string, Ended, undefined> {
+  const { call, native } = started()
+  const stopListening = signal === undefined ? undefined : onAbort(signal, () => native.cancel())
+  let ended = false
   try {
-    const settled = await outcome
-    if (options.signal?.aborted) throw new AbortError(undefined, { cause: options.signal.reason })
-    // As on the other path, where the answer passes through a Rust string: lone surrogates become U+FFFD.
-    if (typeof settled.output === 'string') return settled.output.isWellFormed() ? settled.output : settled.output.toWellFormed()
-    return binding.settleDirect(backend, settled)
-  } catch (error) {
-    throw fromNative(error, call.record)
+    for (;;) {
+      const step = await native.next()
+      if (step.kind === 'text') yield step.text ?? ''
+      else if (step.kind === 'warning') warn(call.record, step.text ?? '')
+      else if (step.kind === 'failure') {
+        ended = true
+        throw fromNative(step.failure, call.record)
+      } else {
+        ended = true
+        return { step, record: call.record }
+      }
+    }
   } finally {
+    stopListening?.()
+    if (!ended) native.cancel()
     call.close()
   }
 }
 
-/** The synchronous part of `relayOnThisThread`: the checks, then the backend called; `null` when the call cannot run here. */
-function startOnThisThread(
-  options: CallOptions,
-  native: NativeRelayOptions,
-  trampoline: (call: BackendCall) => Promise<BackendOutcome>,
-): { call: OpenCall; backend: string; outcome: Promise<BackendOutcome> } | null {
+/** Runs a call to its end, handing its streamed text to `onChunk`; a throw from it cancels the call and rejects with what it threw. */
+async function settle(stream: AsyncGenerator<string, Ended, undefined>, onChunk?: (text: string) => void): Promise<Ended> {
+  for (;;) {
+    const step = await stream.next()
+    if (step.done) return step.value
+    try {
+      onChunk?.(step.value)
+    } catch (thrown) {
+      await stream.return(undefined as never)
+      throw thrown
+    }
+  }
+}
+
+function answerOf({ step }: Ended): string {
+  return step.text ?? ''
+}
+
+function endOf({ step }: Ended): string | DryRun {
+  if (step.kind === 'dryrun' && step.dryRun) return toDryRun(step.dryRun)
+  return step.text ?? ''
+}
+
+/**
+ * `relay()`. A relay to a JS backend registered here whose preparation waits on nothing (no
+ * context file, diff, session or schema) is prepared by the scope on this thread and comes back
+ * as a `DirectRelay`: the wrapper calls the backend's trampoline itself, which keeps its time
+ * and the caller's signal. The runtime's road would cross threads four times, several times what
+ * such a backend costs. Such relays take turns with the event loop (`turns.ts`).
+ */
+export async function relay(parsed: Parsed<NativeRelayOptions>): Promise<string | DryRun> {
+  const { options, onChunk, dryRun } = parsed
+  const mode = { dryRun, stream: onChunk !== undefined }
+  if (!dryRun && onChunk === undefined && trampolineFor(options.backend ?? DEFAULT_BACKEND) !== undefined) {
+    const wait = waitForTurn()
+    if (wait !== undefined) await wait
+  }
   let call: OpenCall | undefined
   try {
-    call = openCall(options, false)
-    const direct = binding.prepareDirectRelay(native, call.caller)
-    if (direct === null) {
-      call.close()
-      return null
-    }
-    return { call, backend: direct.backend, outcome: trampoline(direct.call) }
-  } catch (error) {
-    call?.close()
-    throw fromNative(error, call?.record)
+    call = openCall(parsed)
+    const started = scope().relay(options, call.caller, mode)
+    if (!(started instanceof binding.NativeCall)) return await relayHere(parsed, call, started)
+    passTurn()
+    const open = { call, native: started }
+    call = undefined
+    return endOf(await settle(steps(() => open, parsed.signal), onChunk))
   } finally {
     passTurn()
+    call?.close()
   }
+}
+
+/** The JS-thread branch of `relay()`: the trampoline called here, its outcome settled by the runtime road's own functions. */
+async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRelay | NativeFailure): Promise<string> {
+  if ('failure' in direct) throw fromNative(direct, call.record)
+  const trampoline = trampolineFor(direct.backend)
+  if (trampoline === undefined) throw new RelayError(`Backend ${direct.backend} is not registered here`, 'ERR_INTERNAL')
+  const outcome = trampoline(direct.call)
+  passTurn()
+  const settled = await outcome
+  if (options.signal?.aborted) throw new AbortError(undefined, { cause: options.signal.reason })
+  // As on the other road, where the answer passes through a Rust string: lone surrogates become U+FFFD.
+  if (typeof settled.output === 'string') return settled.output.isWellFormed() ? settled.output : settled.output.toWellFormed()
+  const result = binding.settleDirect(direct.backend, settled)
+  if (typeof result === 'string') return result
+  throw fromNative(result, call.record)
+}
+
+/** `relayStream()`: the text as it comes; returns the answer. */
+export async function* relayStream(parsed: Parsed<NativeRelayOptions>): AsyncGenerator<string, string, undefined> {
+  const start = (caller: NativeCaller): NativeCall => scope().relay(parsed.options, caller, { dryRun: false, stream: true }) as NativeCall
+  return answerOf(yield* steps(() => begin(parsed, start), parsed.signal))
+}
+
+/** `reviewRelay()`. */
+export async function review(parsed: Parsed<NativeReviewOptions>): Promise<string | DryRun> {
+  const { options, onChunk, dryRun } = parsed
+  const start = (caller: NativeCaller): NativeCall => scope().review(options, caller, { dryRun, stream: onChunk !== undefined })
+  return endOf(await settle(steps(() => begin(parsed, start), parsed.signal), onChunk))
 }
 
 /** How one backend of a `relayAll()` call settled. */
 export type RelayAllResult = { backend: string; ok: true; answer: string } | { backend: string; ok: false; error: RelayError }
 
 /**
- * Runs a native `relayAll()` call: a failure of the whole call rejects; each backend's own failure
- * becomes its `RelayError`. A value a JS backend threw that is not one is wrapped in one
+ * `relayAll()`: a failure of the whole call rejects; each backend's own failure becomes its
+ * `RelayError`. A value a JS backend threw that is not one is wrapped in one
  * (`ERR_BACKEND_FAILED`, the value as its `cause`), so one backend's TypeError neither rejects
  * the call nor breaks the result's type.
  */
-export async function callNativeAll(options: CallOptions, start: (caller: NativeCaller) => Promise<NativeBackendOutcome[]>): Promise<RelayAllResult[]> {
-  const call = openCall(options)
-  try {
-    const outcomes = await start(call.caller)
-    return outcomes.map(({ backend, answer, failure }): RelayAllResult => {
-      if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '' }
-      const error = fromNative(new Error(failure), call.record)
-      if (error instanceof RelayError) return { backend, ok: false, error }
-      const message = error instanceof Error ? error.message : String(error)
-      return { backend, ok: false, error: new RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }) }
-    })
-  } catch (error) {
-    throw fromNative(error, call.record)
-  } finally {
-    call.close()
-  }
+export async function relayAll(parsed: Parsed<NativeRelayOptions> & { backends: string[] }): Promise<RelayAllResult[]> {
+  const start = (caller: NativeCaller): NativeCall => scope().relayAll(parsed.options, parsed.backends, caller)
+  const { step, record } = await settle(steps(() => begin(parsed, start), parsed.signal))
+  return (step.outcomes ?? []).map(({ backend, answer, failure }): RelayAllResult => {
+    if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '' }
+    const error = fromNative(failure, record)
+    if (error instanceof RelayError) return { backend, ok: false, error }
+    const message = error instanceof Error ? error.message : String(error)
+    return { backend, ok: false, error: new RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }) }
+  })
 }
 
-/**
- * Runs one native streaming call (docs/CONTRACT.md §10): yields its chunks as they come, returns
- * the final answer. Leaving early (`break`, `return()`, `throw()`) aborts the run and stops its
- * backend.
- */
-export async function* streamNative(options: CallOptions, start: (caller: NativeCaller) => number): AsyncGenerator<string, string, undefined> {
-  const call = openCall(options)
-  let id: number | undefined
-  let settled = false
-  try {
-    id = start(call.caller)
-    for (;;) {
-      const step = await binding.streamNext(id)
-      if (typeof step.text === 'string') {
-        yield step.text
-        continue
-      }
-      settled = true
-      return step.answer ?? ''
-    }
-  } catch (error) {
-    settled = true
-    throw fromNative(error, call.record)
-  } finally {
-    if (id !== undefined && !settled) binding.streamCancel(id)
-    call.close()
-  }
+/** Whether a native result is a failure rather than the value. */
+function isFailure(value: unknown): value is NativeFailure {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'failure' in value
 }
 
-/**
- * Runs a stream for a caller's `onChunk`: each chunk is handed to it; a throw from it aborts
- * the run and rejects with what it threw.
- */
-export async function collectStream(stream: AsyncGenerator<string, string, undefined>, onChunk: (text: string) => void): Promise<string> {
-  for (;;) {
-    const step = await stream.next()
-    if (step.done) return step.value
-    try {
-      onChunk(step.value)
-    } catch (thrown) {
-      await stream.return('')
-      throw thrown
-    }
-  }
+/** A value a native helper returned, or its failure thrown as what the caller must see. */
+export function valueOf<T>(result: T | NativeFailure): T {
+  if (isFailure(result)) throw fromNative(result)
+  return result
+}
+
+/** A session operation (no call record: nothing of it is a JS backend's). */
+export async function sessionCall<T>(start: (caller: NativeCaller) => Promise<T | NativeFailure>): Promise<T> {
+  return valueOf(await start(caller(0)))
 }
 
 /** Turns a native failure into a `RelayError`, an `AbortError` or the value a backend threw. */
-export function fromNative(error: unknown, record?: CallRecord): unknown {
-  if (!(error instanceof Error) || !error.message.startsWith(FAILURE_MARKER)) return error
-  const failure = JSON.parse(error.message.slice(FAILURE_MARKER.length)) as NativeFailure
-  switch (failure.kind) {
+export function fromNative(failure: NativeFailure | null | undefined, record?: CallRecord): unknown {
+  switch (failure?.failure) {
     case 'thrown':
-      return record?.thrown.get(failure.handle)
-    case 'aborted':
-      return new AbortError(undefined, { cause: record?.signal?.reason })
+      return record?.thrown.get(failure.handle ?? 0)
     case 'relay': {
-      const { message, code, backend, causeHandle } = failure
-      if (backend === undefined) return new RelayError(message, code)
-      const cause = causeHandle === undefined ? new BackendError(message) : record?.thrown.get(causeHandle)
-      return new RelayError(message, code, { backend, cause })
+      const message = failure.message ?? ''
+      const code = failure.code as RelayErrorCode
+      if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
+      const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
+      return new RelayError(message, code, { backend: failure.backend, cause })
     }
+    default:
+      return new AbortError(undefined, { cause: record?.signal?.reason })
   }
 }

@@ -1,7 +1,5 @@
 import type * as Binding from '../../binding.js'
-import type { NativeWarning } from '../../binding.js'
 import { abortInvocation } from './invocations.js'
-import { callRecord } from './call-records.js'
 
 type BindingModule = typeof Binding
 
@@ -18,28 +16,15 @@ export const binding: BindingModule = new Proxy({} as BindingModule, {
   get: (_, name) => load()[name as keyof BindingModule],
 })
 
-let scopeId: number | undefined
+let relayScope: Binding.RelayScope | undefined
 
 /**
- * This module instance's scope: its backend registry, its warning sink, and how its JS backends
- * are told to stop. Workers get their own; a scope's calls are cancelled when its thread ends.
- * Made on first use, with the addon.
+ * This module instance's scope: its backend registry, and how its JS backends are told to stop.
+ * Workers get their own; a scope's calls are cancelled when its thread ends. Made on first use,
+ * with the addon.
  */
-export function scope(): number {
-  scopeId ??= load().createScope((warning: NativeWarning) => {
-    const onWarning = callRecord(warning.callTag)?.onWarning
-    if (onWarning) {
-      try {
-        onWarning(warning.message)
-      } catch {
-        // A caller's callback that throws must not take the relay down with it.
-      }
-      return
-    }
-    // Looked up on each call so a test's spy on console.error sees it.
-    console.error(warning.message)
-  }, abortInvocation)
-  return scopeId
+export function scope(): Binding.RelayScope {
+  return (relayScope ??= new (load().RelayScope)(abortInvocation))
 }
 
 let mainThread: boolean | undefined

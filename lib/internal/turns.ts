@@ -1,5 +1,5 @@
 /**
- * Relays made on the JS thread (see `relayOnThisThread`) take turns with the event loop. Each
+ * Relays made on the JS thread (the JS-thread branch of `relay()`, `relayHere` in calls.ts) take turns with the event loop. Each
  * runs its checks and its backend's `run()` synchronously, so a burst of them, or a loop of
  * relays to a backend that answers at once (which never leaves the microtask queue), would hold
  * the loop for as long as they last. Instead, once relays have run for `TURN_MS` since the loop

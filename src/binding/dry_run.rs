@@ -1,14 +1,23 @@
 //! `dryRun` results as JS objects; the wrapper shapes them into the public `DryRun` type.
 
-use napi::bindgen_prelude::PromiseRaw;
-use napi::Result;
 use napi_derive::napi;
 
-use super::{spawn_call, NativeCaller, NativeRelayOptions, NativeReviewOptions};
 use crate::dry_run::{Action, DryRun};
-use crate::relay;
 
-#[napi(object)]
+/// What a dry run would do.
+#[napi(string_enum = "lowercase")]
+pub enum DryRunKind {
+    /// Run a command (`command`).
+    Command,
+    /// Send an HTTP request (`request`).
+    Http,
+    /// Call a JS backend's `run()`.
+    Run,
+    /// Call a JS backend's `review()`.
+    Review,
+}
+
+#[napi(object, object_from_js = false)]
 pub struct NativeDryRun {
     pub backend: String,
     pub repo_path: String,
@@ -17,8 +26,7 @@ pub struct NativeDryRun {
     pub timeout_seconds: f64,
     pub base: Option<String>,
     pub envelope: Option<String>,
-    /// `command`, `http`, `run` or `review`.
-    pub kind: String,
+    pub kind: DryRunKind,
     pub command: Option<NativeDryRunCommand>,
     pub request: Option<NativeDryRunRequest>,
     /// `[name, value]` pairs, sorted by name.
@@ -26,7 +34,7 @@ pub struct NativeDryRun {
     pub env_removed: Vec<String>,
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeDryRunCommand {
     pub name: String,
     pub program: Option<String>,
@@ -37,7 +45,7 @@ pub struct NativeDryRunCommand {
     pub envelope_on_stdin: bool,
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeDryRunRequest {
     pub method: String,
     pub url: String,
@@ -56,7 +64,7 @@ impl From<DryRun> for NativeDryRun {
                 cwd,
                 envelope_on_stdin,
             } => (
-                "command",
+                DryRunKind::Command,
                 Some(NativeDryRunCommand {
                     name,
                     program,
@@ -69,12 +77,12 @@ impl From<DryRun> for NativeDryRun {
                 None,
             ),
             Action::Http { method, url, body } => (
-                "http",
+                DryRunKind::Http,
                 None,
                 Some(NativeDryRunRequest { method, url, body }),
             ),
-            Action::JsRun => ("run", None, None),
-            Action::JsReview => ("review", None, None),
+            Action::JsRun => (DryRunKind::Run, None, None),
+            Action::JsReview => (DryRunKind::Review, None, None),
         };
         NativeDryRun {
             backend: dry_run.backend,
@@ -84,7 +92,7 @@ impl From<DryRun> for NativeDryRun {
             timeout_seconds: dry_run.timeout_seconds,
             base: dry_run.base,
             envelope: dry_run.envelope,
-            kind: kind.to_string(),
+            kind,
             command,
             request,
             env_set: dry_run
@@ -96,30 +104,4 @@ impl From<DryRun> for NativeDryRun {
             env_removed: dry_run.env.removed,
         }
     }
-}
-
-#[napi(ts_return_type = "Promise<NativeDryRun>")]
-pub fn dry_run_relay(
-    env: &napi::Env,
-    options: NativeRelayOptions,
-    caller: NativeCaller,
-) -> Result<PromiseRaw<'_, NativeDryRun>> {
-    spawn_call(env, caller, |registry, context| async move {
-        relay::dry_run_relay(registry, options.into(), context)
-            .await
-            .map(NativeDryRun::from)
-    })
-}
-
-#[napi(ts_return_type = "Promise<NativeDryRun>")]
-pub fn dry_run_review(
-    env: &napi::Env,
-    options: NativeReviewOptions,
-    caller: NativeCaller,
-) -> Result<PromiseRaw<'_, NativeDryRun>> {
-    spawn_call(env, caller, |registry, context| async move {
-        relay::dry_run_review(registry, options.into(), context)
-            .await
-            .map(NativeDryRun::from)
-    })
 }

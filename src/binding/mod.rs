@@ -1,25 +1,24 @@
 //! The napi surface. It only converts: JS values to core types, core failures to rejections.
 //! The public API (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
-mod cancel;
-mod direct;
+mod call;
 mod dry_run;
-mod errors;
+mod failure;
 mod js_backend;
 mod mcp;
 mod relay_all;
 mod scope;
 mod sessions;
-mod stream;
 
-use napi::bindgen_prelude::PromiseRaw;
-use napi::Result;
 use napi_derive::napi;
 
+use napi::bindgen_prelude::Either;
+
+use self::failure::{outcome, NativeFailure};
 use crate::env::Env;
 use crate::git;
 use crate::limits;
-use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
+use crate::relay::{RelayOptions, ReviewOptions};
 
 #[napi]
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = limits::DEFAULT_TIMEOUT_SECONDS;
@@ -74,7 +73,6 @@ pub struct NativeReviewOptions {
 /// environment from another thread.
 #[napi(object)]
 pub struct NativeCaller {
-    pub scope: u32,
     /// The environment as `key=value` entries, each ended by NUL (a value never holds NUL, a key
     /// never holds `=`): from a worker, whose `process.env` is its own copy. Absent on the main
     /// thread, where `process.env` is the process's environment: it is read here, on the JS
@@ -84,7 +82,6 @@ pub struct NativeCaller {
     pub depth: Option<u32>,
     pub cwd: String,
     pub call_tag: u32,
-    pub cancel_id: Option<u32>,
 }
 
 impl From<NativeRelayOptions> for RelayOptions {
@@ -138,14 +135,7 @@ fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
         Some(entries) => parse_env(entries),
         // What JS cannot see (a name or value that is not UTF-8) is left out or replaced, as
         // Node decodes it.
-        None => std::env::vars_os()
-            .filter_map(|(key, value)| {
-                Some((
-                    key.into_string().ok()?,
-                    value.to_string_lossy().into_owned(),
-                ))
-            })
-            .collect(),
+        None => crate::env::process(),
     };
     if let Some(depth) = depth {
         crate::depth::raise_to(&mut env, u64::from(depth));
@@ -159,74 +149,17 @@ fn parse_env(entries: &str) -> Env {
         .collect()
 }
 
-fn call_context(caller: NativeCaller) -> Result<(crate::registry::Registry, CallContext)> {
-    let (registry, warn, scope_cancel) = scope::snapshot(caller.scope)?;
-    // The caller's token is already a child of the scope's; without one, a fresh child, so the
-    // scope's teardown cancels the call either way.
-    let cancel = cancel::token(caller.cancel_id).unwrap_or_else(|| scope_cancel.child_token());
-    let context = CallContext {
-        chunks: crate::stream::ChunkSink::discard(),
-        env: caller_env(caller.env.as_deref(), caller.depth),
-        cwd: caller.cwd,
-        cancel,
-        warn,
-        tag: caller.call_tag,
-    };
-    Ok((registry, context))
-}
-
-// Synchronous functions that return a promise (not `async fn`): their body runs on the JS
-// thread, where the environment may be read, before the work moves to the runtime.
-
-/// Starts `work` on the runtime with the call's registry and context (snapshotted here, on the
-/// JS thread); its failure rejects the promise in the form the wrapper reads.
-fn spawn_call<'env, T, Work>(
-    env: &'env napi::Env,
-    caller: NativeCaller,
-    work: impl FnOnce(crate::registry::Registry, CallContext) -> Work,
-) -> Result<PromiseRaw<'env, T>>
-where
-    T: napi::bindgen_prelude::ToNapiValue + Send + 'static,
-    Work: std::future::Future<Output = std::result::Result<T, crate::errors::RelayFailure>>
-        + Send
-        + 'static,
-{
-    let (registry, context) = call_context(caller)?;
-    let work = work(registry, context);
-    env.spawn_future(async move {
-        work.await
-            .map_err(|failure| errors::to_napi_error(&failure))
-    })
-}
-
-#[napi(ts_return_type = "Promise<string>")]
-pub fn relay(
-    env: &napi::Env,
-    options: NativeRelayOptions,
-    caller: NativeCaller,
-) -> Result<PromiseRaw<'_, String>> {
-    spawn_call(env, caller, |registry, context| {
-        relay::relay(registry, options.into(), context)
-    })
-}
-
-#[napi(ts_return_type = "Promise<string>")]
-pub fn review_relay(
-    env: &napi::Env,
-    options: NativeReviewOptions,
-    caller: NativeCaller,
-) -> Result<PromiseRaw<'_, String>> {
-    spawn_call(env, caller, |registry, context| {
-        relay::review_relay(registry, options.into(), context)
-    })
-}
-
 /// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
 /// `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
 #[napi]
-pub fn detect_default_branch(repo_path: String, timeout_seconds: Option<f64>) -> Result<String> {
-    git::detect_default_branch_blocking(&repo_path, timeout_seconds)
-        .map_err(|e| errors::relay_error(&e))
+pub fn detect_default_branch(
+    repo_path: String,
+    timeout_seconds: Option<f64>,
+) -> Either<String, NativeFailure> {
+    outcome(git::detect_default_branch_blocking(
+        &repo_path,
+        timeout_seconds,
+    ))
 }
 
 /// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
@@ -236,19 +169,24 @@ pub fn git_diff_base(
     repo_path: String,
     base: String,
     timeout_seconds: Option<f64>,
-) -> Result<String> {
-    git::diff_against_base_blocking(&repo_path, &base, timeout_seconds)
-        .map_err(|e| errors::relay_error(&e))
+) -> Either<String, NativeFailure> {
+    outcome(git::diff_against_base_blocking(
+        &repo_path,
+        &base,
+        timeout_seconds,
+    ))
 }
 
 /// A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
 /// does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
 /// says what is wrong.
 #[napi]
-pub fn parse_verdict(text: String) -> Result<String> {
-    crate::verdict::parse(&text)
-        .map(|verdict| verdict.to_json())
-        .map_err(|e| errors::relay_error(&e.into()))
+pub fn parse_verdict(text: String) -> Either<String, NativeFailure> {
+    outcome(
+        crate::verdict::parse(&text)
+            .map(|verdict| verdict.to_json())
+            .map_err(crate::errors::RelayError::from),
+    )
 }
 
 /// Whether each built-in backend's CLI is on the PATH.
@@ -280,14 +218,22 @@ pub fn check_backends() -> InstalledBackends {
     }
 }
 
+/// How the relay reaches a built-in backend.
+#[napi(string_enum = "lowercase")]
+pub enum BackendReach {
+    /// Runs its CLI, found on PATH.
+    Cli,
+    /// Talks HTTP to its server.
+    Server,
+}
+
 /// A built-in backend, as the Rust table has it.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct BuiltinBackend {
     pub name: String,
     /// What it is, for people.
     pub what: String,
-    /// `cli`: runs its CLI found on PATH; `server`: talks HTTP to its server.
-    pub reach: String,
+    pub reach: BackendReach,
     /// The npm package of its CLI, when it comes from npm.
     pub npm_package: Option<String>,
     /// How to get it: the command, or where to download it.
@@ -308,10 +254,9 @@ pub fn builtin_backends() -> Vec<BuiltinBackend> {
             name: backend.name.into(),
             what: backend.what.into(),
             reach: match backend.reach {
-                Reach::Cli => "cli",
-                Reach::Server => "server",
-            }
-            .into(),
+                Reach::Cli => BackendReach::Cli,
+                Reach::Server => BackendReach::Server,
+            },
             npm_package: backend.npm_package.map(String::from),
             install: backend.install.into(),
             sandboxes: backend.sandboxes(),

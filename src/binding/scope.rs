@@ -1,189 +1,304 @@
 //! One scope per loaded JS module (the main thread and each worker load their own): its backend
-//! registry, where its warnings go, and the token every call it starts descends from. Threadsafe
-//! functions belong to one JS environment, so a backend registered in one worker is never called
-//! from another; when that environment is torn down (`worker.terminate()`, exit), the scope's
-//! calls are cancelled, which kills their backend processes.
+//! registry, how its JS backends are told to stop, and the token every call it starts descends
+//! from. Threadsafe functions belong to one JS environment, so a backend registered in one worker
+//! is never called from another; when that environment is torn down (`worker.terminate()`,
+//! exit), the scope's calls are cancelled, which kills their backend processes.
+//!
+//! Each operation enters here once (`relay`, `review`, `relayAll`, the sessions) and comes back
+//! through one `NativeCall` (docs/ARCHITECTURE.md §2).
 
-use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use napi::bindgen_prelude::{Function, Promise};
-use napi::threadsafe_function::ThreadsafeFunction;
-use napi::{Env, Error, Result, Status};
+use napi::bindgen_prelude::{Either, Either3, Function, Promise};
+use napi::{Env, Result};
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use super::cancel;
-use super::js_backend::{AbortFn, BackendCall, BackendOutcome, InvocationAbort, JsBackend};
+use super::call::{Ending, NativeCall, Start};
+use super::dry_run::NativeDryRun;
+use super::failure::{outcome, NativeFailure};
+use super::js_backend::{self, AbortFn, BackendCall, BackendOutcome, InvocationAbort, JsBackend};
+use super::relay_all::NativeBackendOutcome;
+use super::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
 use crate::backends::builtins;
+use crate::env::Env as Environment;
+use crate::errors::RelayError;
+use crate::limits::DEFAULT_BACKEND;
+use crate::limits::DEPTH_ENV_VAR;
 use crate::registry::Registry;
-use crate::relay::Warn;
+use crate::relay::{self, Prepared, RelayOptions};
 use crate::sessions::ResumeStrategy;
 
-/// A warning about one call: the wrapper gives it to that call's `onWarning`, else
-/// `console.error`.
+/// How a `relay()` or `reviewRelay()` is made.
 #[napi(object)]
-pub struct NativeWarning {
-    pub call_tag: u32,
-    pub message: String,
+pub struct CallMode {
+    /// Say what would be run, running nothing.
+    pub dry_run: bool,
+    /// Hand the answer's text to `next()` as it is produced.
+    pub stream: bool,
 }
 
-type WarnFn = ThreadsafeFunction<NativeWarning, (), NativeWarning, Status, false, true>;
+/// A relay the wrapper runs on the JS thread (see [`RelayScope::relay`]): the backend's name and
+/// its trampoline's call.
+#[napi(object, object_from_js = false)]
+pub struct DirectRelay {
+    pub backend: String,
+    pub call: BackendCall,
+}
 
-struct ConsoleWarn(Arc<WarnFn>);
+/// How a JS backend continues a conversation (docs/CONTRACT.md §12).
+#[napi(string_enum = "kebab-case")]
+pub enum ResumeStrategyName {
+    NativeSession,
+    TranscriptReplay,
+    Unsupported,
+}
 
-impl Warn for ConsoleWarn {
-    /// Resolves once the JS sink has run, so the warning is printed before the fallback starts.
-    fn warn(&self, call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        let sink = self.0.clone();
-        Box::pin(async move {
-            // A closing environment cannot print; the relay goes on regardless.
-            let _ = sink.call_async(NativeWarning { call_tag, message }).await;
-        })
+impl From<ResumeStrategyName> for ResumeStrategy {
+    fn from(name: ResumeStrategyName) -> Self {
+        match name {
+            ResumeStrategyName::NativeSession => ResumeStrategy::NativeSession,
+            ResumeStrategyName::TranscriptReplay => ResumeStrategy::TranscriptReplay,
+            ResumeStrategyName::Unsupported => ResumeStrategy::Unsupported,
+        }
     }
 }
 
-struct Scope {
+#[napi]
+pub struct RelayScope {
     registry: Registry,
-    warn: Arc<dyn Warn>,
     /// The trampolines' `abortInvocation`, shared by this scope's JS backends.
     abort: Arc<AbortFn>,
     /// Parent of every call token of this scope; cancelled when its JS environment goes away.
     cancel: CancellationToken,
 }
 
-static NEXT_SCOPE: AtomicU32 = AtomicU32::new(1);
-static SCOPES: LazyLock<Mutex<HashMap<u32, Scope>>> = LazyLock::new(Mutex::default);
+impl RelayScope {
+    /// The registry as it is now (cheap: a map of `Arc`s) and the call's context, snapshotted
+    /// here, on the JS thread.
+    fn call(&self, caller: NativeCaller, stream: bool) -> Start {
+        Start {
+            registry: self.registry.clone(),
+            env: caller_env(caller.env.as_deref(), caller.depth),
+            cwd: caller.cwd,
+            cancel: self.cancel.child_token(),
+            tag: caller.call_tag,
+            stream,
+        }
+    }
 
-fn scopes() -> MutexGuard<'static, HashMap<u32, Scope>> {
-    SCOPES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// A token for work of this scope that is not a call (the MCP server, the sessions).
+    pub fn child_token(&self) -> CancellationToken {
+        self.cancel.child_token()
+    }
+
+    /// Whether a relay may run on the JS thread: its preparation waits on nothing (no file, git
+    /// or session store: see [`relay::prepare_relay_at_once`]) and its backend is a JS one.
+    /// Each thread hop the runtime's road takes costs tens of microseconds; a JS backend answers
+    /// in a few.
+    fn runs_here(&self, options: &RelayOptions) -> bool {
+        let name = options.backend.as_deref().unwrap_or(DEFAULT_BACKEND);
+        relay::waits_on_nothing(options)
+            && self
+                .registry
+                .find(name)
+                .is_some_and(|backend| backend.runs_on_caller_thread())
+    }
+
+    /// Prepares a relay that [`Self::runs_here`] with the runtime road's own checks, for the
+    /// wrapper to hand to the backend's trampoline itself.
+    fn direct(
+        &self,
+        options: RelayOptions,
+        caller: NativeCaller,
+    ) -> Either<DirectRelay, NativeFailure> {
+        // The environment is copied once, as the entries the backend's `env` is made from; the
+        // preparation reads only the depth from it (it runs no git and opens no store).
+        let entries = caller.env.unwrap_or_else(crate::env::process_entries);
+        let mut env: Environment = crate::depth::depth_entry(&entries)
+            .map(|depth| (DEPTH_ENV_VAR.to_string(), depth.to_string()))
+            .into_iter()
+            .collect();
+        if let Some(depth) = caller.depth {
+            crate::depth::raise_to(&mut env, u64::from(depth));
+        }
+        let prepared = relay::prepare_relay_at_once(
+            &self.registry,
+            options,
+            &env,
+            &caller.cwd,
+            caller.call_tag,
+        );
+        match prepared {
+            Some(Ok(Prepared {
+                backend, request, ..
+            })) => {
+                let name = backend.name().to_string();
+                // The child's environment is the caller's with the depth the preparation raised.
+                let child_depth = request.env.get(DEPTH_ENV_VAR).cloned().unwrap_or_default();
+                let call = js_backend::run_call(
+                    &name,
+                    backend.resume_strategy(),
+                    request,
+                    crate::depth::with_depth_entry(&entries, &child_depth),
+                    js_backend::next_invocation(),
+                    false,
+                );
+                Either::A(DirectRelay {
+                    backend: name,
+                    call,
+                })
+            }
+            Some(Err(failure)) => Either::B(NativeFailure::from(&failure)),
+            // `runs_here` said it waits on nothing.
+            None => Either::B(NativeFailure::from(&RelayError::Internal(
+                "a relay that waits on nothing waited".into(),
+            ))),
+        }
+    }
 }
 
-fn unknown_scope(id: u32) -> Error {
-    Error::new(Status::InvalidArg, format!("unknown relay scope {id}"))
-}
-
-/// What a call of scope `id` needs: the registry as it is now (cheap: a map of `Arc`s), the
-/// warning sink, and the scope's token (the call's token must be its child).
-pub fn snapshot(id: u32) -> Result<(Registry, Arc<dyn Warn>, CancellationToken)> {
-    scopes()
-        .get(&id)
-        .map(|scope| {
-            (
-                scope.registry.clone(),
-                scope.warn.clone(),
-                scope.cancel.clone(),
-            )
+#[napi]
+impl RelayScope {
+    /// Opens a scope whose JS backends are told to stop through `abort_invocation`.
+    #[napi(constructor)]
+    pub fn new(env: Env, abort_invocation: Function<InvocationAbort, ()>) -> Result<Self> {
+        // Weak: it must not keep Node alive once the work is done.
+        let abort = abort_invocation
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        let cancel = CancellationToken::new();
+        // Runs on this environment's own teardown (a worker's included), before napi stops the
+        // async runtime after the last one: nothing can answer its JS backends or read its
+        // results any more.
+        env.add_env_cleanup_hook(cancel.clone(), |cancel| cancel.cancel())?;
+        Ok(RelayScope {
+            registry: Registry::new(builtins()),
+            abort: Arc::new(abort),
+            cancel,
         })
-        .ok_or_else(|| unknown_scope(id))
-}
-
-/// A new token for one call of scope `id`: cancelled with the scope.
-pub fn call_token(id: u32) -> Result<CancellationToken> {
-    scopes()
-        .get(&id)
-        .map(|scope| scope.cancel.child_token())
-        .ok_or_else(|| unknown_scope(id))
-}
-
-// The wrapper's bridge for an `AbortSignal`: a token for one call, a child of the scope's, so
-// the scope's teardown cancels it too. Opened here so that `cancel` needs nothing of scopes.
-#[napi]
-pub fn open_cancel_token(scope: u32) -> Result<u32> {
-    Ok(cancel::register(scope, call_token(scope)?))
-}
-
-/// The scope's JS environment is going away: nothing can answer its JS backends or read its
-/// results, so every call it started is cancelled (their processes are killed) and it is dropped.
-fn close_scope(id: u32) {
-    let scope = scopes().remove(&id);
-    if let Some(scope) = scope {
-        scope.cancel.cancel();
     }
-    cancel::close_scope_tokens(id);
-}
 
-/// Opens a scope whose review fallback warnings go to `warn` (the wrapper passes `console.error`)
-/// and whose JS backends are told to stop through `abort_invocation`.
-#[napi]
-pub fn create_scope(
-    env: Env,
-    warn: Function<NativeWarning, ()>,
-    abort_invocation: Function<InvocationAbort, ()>,
-) -> Result<u32> {
-    // Weak: neither keeps Node alive once the work is done.
-    let sink = warn
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()?;
-    let abort = abort_invocation
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()?;
-    let id = NEXT_SCOPE.fetch_add(1, Ordering::Relaxed);
-    let scope = Scope {
-        registry: Registry::new(builtins()),
-        warn: Arc::new(ConsoleWarn(Arc::new(sink))),
-        abort: Arc::new(abort),
-        cancel: CancellationToken::new(),
-    };
-    scopes().insert(id, scope);
-    // Runs on this environment's own teardown (a worker's included), before napi stops the
-    // async runtime after the last one.
-    if let Err(e) = env.add_env_cleanup_hook(id, close_scope) {
-        close_scope(id);
-        return Err(e);
+    /// Registers a JS backend, replacing any backend of the same name in this scope.
+    #[napi]
+    pub fn register_js_backend(
+        &mut self,
+        name: String,
+        allowed_sandboxes: Vec<String>,
+        has_review: bool,
+        resume_strategy: ResumeStrategyName,
+        invoke: Function<BackendCall, Promise<BackendOutcome>>,
+    ) -> Result<()> {
+        // Weak: a registered backend must not keep Node alive once the work is done.
+        let invoke = invoke
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        self.registry.register(Arc::new(JsBackend {
+            name,
+            allowed_sandboxes,
+            has_review,
+            resume_strategy: resume_strategy.into(),
+            invoke: Arc::new(invoke),
+            abort: self.abort.clone(),
+        }));
+        Ok(())
     }
-    Ok(id)
+
+    /// Drops the JS backends of this scope and restores the built-ins.
+    #[napi]
+    pub fn reset_registry(&mut self) {
+        self.registry = Registry::new(builtins());
+    }
+
+    /// Starts a `relay()`. A relay whose checks and envelope wait on nothing and whose backend is
+    /// a JS one is prepared here, on the JS thread, and comes back as a `DirectRelay` (or its
+    /// failure) for the wrapper to call the trampoline itself; anything else runs on the runtime.
+    #[napi]
+    pub fn relay(
+        &self,
+        options: NativeRelayOptions,
+        caller: NativeCaller,
+        mode: CallMode,
+    ) -> Either3<NativeCall, DirectRelay, NativeFailure> {
+        let options = RelayOptions::from(options);
+        if !mode.dry_run && !mode.stream && self.runs_here(&options) {
+            return match self.direct(options, caller) {
+                Either::A(direct) => Either3::B(direct),
+                Either::B(failure) => Either3::C(failure),
+            };
+        }
+        Either3::A(NativeCall::start(
+            self.call(caller, mode.stream),
+            |registry, context| async move {
+                if mode.dry_run {
+                    relay::dry_run_relay(registry, options, context)
+                        .await
+                        .map(|dry_run| Ending::DryRun(Box::new(NativeDryRun::from(dry_run))))
+                } else {
+                    relay::relay(registry, options, context)
+                        .await
+                        .map(Ending::Answer)
+                }
+            },
+        ))
+    }
+
+    /// Starts a `reviewRelay()`.
+    #[napi]
+    pub fn review(
+        &self,
+        options: NativeReviewOptions,
+        caller: NativeCaller,
+        mode: CallMode,
+    ) -> NativeCall {
+        NativeCall::start(
+            self.call(caller, mode.stream),
+            |registry, context| async move {
+                let options = options.into();
+                if mode.dry_run {
+                    relay::dry_run_review(registry, options, context)
+                        .await
+                        .map(|dry_run| Ending::DryRun(Box::new(NativeDryRun::from(dry_run))))
+                } else {
+                    relay::review_relay(registry, options, context)
+                        .await
+                        .map(Ending::Answer)
+                }
+            },
+        )
+    }
+
+    /// Starts a `relayAll()`.
+    #[napi]
+    pub fn relay_all(
+        &self,
+        options: NativeRelayOptions,
+        backends: Vec<String>,
+        caller: NativeCaller,
+    ) -> NativeCall {
+        NativeCall::start(self.call(caller, false), |registry, context| async move {
+            crate::relay_all::relay_all(registry, options.into(), backends, context)
+                .await
+                .map(|outcomes| {
+                    Ending::Outcomes(
+                        outcomes
+                            .into_iter()
+                            .map(NativeBackendOutcome::from)
+                            .collect(),
+                    )
+                })
+        })
+    }
 }
 
-/// Registers a JS backend, replacing any backend of the same name in this scope.
+/// A `DirectRelay`'s outcome as the relay's answer or failure, made by the same functions as on
+/// the runtime's road (the wrapper takes a string answer as it is, without this call).
 #[napi]
-pub fn register_js_backend(
-    scope: u32,
-    name: String,
-    allowed_sandboxes: Vec<String>,
-    has_review: bool,
-    #[napi(ts_arg_type = "'native-session' | 'transcript-replay' | 'unsupported'")] resume_strategy: String,
-    invoke: Function<BackendCall, Promise<BackendOutcome>>,
-) -> Result<()> {
-    let resume_strategy = match resume_strategy.as_str() {
-        "native-session" => ResumeStrategy::NativeSession,
-        "transcript-replay" => ResumeStrategy::TranscriptReplay,
-        _ => ResumeStrategy::Unsupported,
-    };
-    // Weak: a registered backend must not keep Node alive once the work is done.
-    let invoke = invoke
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build()?;
-    let mut scopes = scopes();
-    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
-    let backend = JsBackend {
-        name,
-        allowed_sandboxes,
-        has_review,
-        resume_strategy,
-        invoke: Arc::new(invoke),
-        abort: scope.abort.clone(),
-    };
-    scope.registry.register(Arc::new(backend));
-    Ok(())
-}
-
-/// Drops the JS backends of this scope and restores the built-ins.
-#[napi]
-pub fn reset_registry(scope: u32) -> Result<()> {
-    let mut scopes = scopes();
-    let scope = scopes.get_mut(&scope).ok_or_else(|| unknown_scope(scope))?;
-    scope.registry = Registry::new(builtins());
-    Ok(())
+pub fn settle_direct(backend: String, result: BackendOutcome) -> Either<String, NativeFailure> {
+    let result = js_backend::outcome_result(&backend, "run", result);
+    outcome(relay::settle(&backend, result, &CancellationToken::new()))
 }

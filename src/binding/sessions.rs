@@ -1,11 +1,13 @@
 //! `listSessions()`, `deleteSession()`, `pruneSessions()`: the store as the caller's environment
 //! places it, off the JS thread.
 
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Result;
 use napi_derive::napi;
 
-use super::{call_context, errors, NativeCaller};
+use super::failure::{outcome, NativeFailure};
+use super::scope::RelayScope;
+use super::{caller_env, NativeCaller};
 use crate::deadline::{Deadline, Timeout};
 use crate::sessions::{self, store::Store};
 
@@ -24,22 +26,50 @@ pub struct NativeSessionInfo {
     pub last_used_at: String,
 }
 
-fn store(caller: NativeCaller) -> Result<(Store, Deadline)> {
-    let (_, context) = call_context(caller)?;
-    let store = Store::from_env(&context.env).map_err(|e| errors::relay_error(&e.into()))?;
-    Ok((store, Deadline::starting_now(STORE_TIMEOUT, context.cancel)))
+/// The store the caller's environment names, and the deadline of one operation on it.
+fn store(
+    scope: &RelayScope,
+    caller: NativeCaller,
+) -> std::result::Result<(Store, Deadline), NativeFailure> {
+    let env = caller_env(caller.env.as_deref(), caller.depth);
+    let store = Store::from_env(&env)
+        .map_err(|e| NativeFailure::from(&crate::errors::RelayError::from(e)))?;
+    Ok((
+        store,
+        Deadline::starting_now(STORE_TIMEOUT, scope.child_token()),
+    ))
 }
 
-#[napi(ts_return_type = "Promise<NativeSessionInfo[]>")]
-pub fn list_sessions(
-    env: &napi::Env,
+/// Runs `work` on the store on the runtime; a failure to find the store resolves at once.
+fn with_store<'env, T, Work>(
+    env: &'env napi::Env,
+    scope: &RelayScope,
     caller: NativeCaller,
-) -> Result<PromiseRaw<'_, Vec<NativeSessionInfo>>> {
-    let (store, deadline) = store(caller)?;
+    work: impl FnOnce(Store, Deadline) -> Work,
+) -> Result<PromiseRaw<'env, Either<T, NativeFailure>>>
+where
+    T: napi::bindgen_prelude::ToNapiValue + Send + 'static,
+    Work: std::future::Future<Output = std::result::Result<T, crate::errors::RelayError>>
+        + Send
+        + 'static,
+{
+    let work = store(scope, caller).map(|(store, deadline)| work(store, deadline));
     env.spawn_future(async move {
-        let sessions = sessions::list(&store, &deadline)
-            .await
-            .map_err(|e| errors::relay_error(&e))?;
+        Ok(match work {
+            Ok(work) => outcome(work.await),
+            Err(failure) => Either::B(failure),
+        })
+    })
+}
+
+#[napi(ts_return_type = "Promise<NativeSessionInfo[] | NativeFailure>")]
+pub fn list_sessions<'env>(
+    env: &'env napi::Env,
+    scope: &RelayScope,
+    caller: NativeCaller,
+) -> Result<PromiseRaw<'env, Either<Vec<NativeSessionInfo>, NativeFailure>>> {
+    with_store(env, scope, caller, |store, deadline| async move {
+        let sessions = sessions::list(&store, &deadline).await?;
         Ok(sessions
             .into_iter()
             .map(|s| NativeSessionInfo {
@@ -55,30 +85,26 @@ pub fn list_sessions(
     })
 }
 
-#[napi(ts_return_type = "Promise<boolean>")]
-pub fn delete_session(
-    env: &napi::Env,
+#[napi(ts_return_type = "Promise<boolean | NativeFailure>")]
+pub fn delete_session<'env>(
+    env: &'env napi::Env,
+    scope: &RelayScope,
     label: String,
     caller: NativeCaller,
-) -> Result<PromiseRaw<'_, bool>> {
-    let (store, deadline) = store(caller)?;
-    env.spawn_future(async move {
-        sessions::delete(&store, &label, &deadline)
-            .await
-            .map_err(|e| errors::relay_error(&e))
+) -> Result<PromiseRaw<'env, Either<bool, NativeFailure>>> {
+    with_store(env, scope, caller, |store, deadline| async move {
+        sessions::delete(&store, &label, &deadline).await
     })
 }
 
-#[napi(ts_return_type = "Promise<string[]>")]
-pub fn prune_sessions(
-    env: &napi::Env,
+#[napi(ts_return_type = "Promise<string[] | NativeFailure>")]
+pub fn prune_sessions<'env>(
+    env: &'env napi::Env,
+    scope: &RelayScope,
     older_than_days: f64,
     caller: NativeCaller,
-) -> Result<PromiseRaw<'_, Vec<String>>> {
-    let (store, deadline) = store(caller)?;
-    env.spawn_future(async move {
-        sessions::prune(&store, older_than_days, &deadline)
-            .await
-            .map_err(|e| errors::relay_error(&e))
+) -> Result<PromiseRaw<'env, Either<Vec<String>, NativeFailure>>> {
+    with_store(env, scope, caller, |store, deadline| async move {
+        sessions::prune(&store, older_than_days, &deadline).await
     })
 }

@@ -1,0 +1,238 @@
+//! One call in progress, as the wrapper holds it: every operation (`relay`, `reviewRelay`,
+//! `relayAll`, streamed or not, dry run or not) starts on the runtime and hands back a
+//! `NativeCall`, whose `next()` gives the call's steps in order (its warnings and streamed text
+//! as they come, then its end) and whose `cancel()` gives it up (the caller's signal, a stream
+//! left early). docs/ARCHITECTURE.md §2 draws the road.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use napi_derive::napi;
+use tokio::sync::{mpsc, oneshot, Mutex};
+use tokio_util::sync::CancellationToken;
+
+use super::dry_run::NativeDryRun;
+use super::failure::NativeFailure;
+use super::relay_all::NativeBackendOutcome;
+use crate::errors::RelayFailure;
+use crate::registry::Registry;
+use crate::relay::{CallContext, Warn};
+use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
+
+/// How a call ended well.
+pub enum Ending {
+    Answer(String),
+    DryRun(Box<NativeDryRun>),
+    Outcomes(Vec<NativeBackendOutcome>),
+}
+
+type Ended = Result<Ending, RelayFailure>;
+
+/// What a step is.
+#[napi(string_enum = "lowercase")]
+pub enum StepKind {
+    /// Streamed text of the answer (`text`).
+    Text,
+    /// A warning about the call (`text`): the caller's `onWarning`, else `console.error`.
+    Warning,
+    /// The call's answer (`text`): the last step.
+    Answer,
+    /// What would be run (`dryRun`): the last step.
+    DryRun,
+    /// Each backend's outcome of a `relayAll()` (`outcomes`): the last step.
+    Outcomes,
+    /// Why the call failed (`failure`): the last step.
+    Failure,
+}
+
+/// One step of a call.
+#[napi(object, object_from_js = false)]
+pub struct CallStep {
+    pub kind: StepKind,
+    pub text: Option<String>,
+    pub dry_run: Option<NativeDryRun>,
+    pub outcomes: Option<Vec<NativeBackendOutcome>>,
+    pub failure: Option<NativeFailure>,
+}
+
+impl CallStep {
+    fn of(kind: StepKind, text: String) -> CallStep {
+        CallStep {
+            kind,
+            text: Some(text),
+            dry_run: None,
+            outcomes: None,
+            failure: None,
+        }
+    }
+
+    fn ended(ended: Ended) -> CallStep {
+        let mut step = CallStep {
+            kind: StepKind::Answer,
+            text: None,
+            dry_run: None,
+            outcomes: None,
+            failure: None,
+        };
+        match ended {
+            Ok(Ending::Answer(answer)) => step.text = Some(answer),
+            Ok(Ending::DryRun(dry_run)) => {
+                step.kind = StepKind::DryRun;
+                step.dry_run = Some(*dry_run);
+            }
+            Ok(Ending::Outcomes(outcomes)) => {
+                step.kind = StepKind::Outcomes;
+                step.outcomes = Some(outcomes);
+            }
+            Err(failure) => step = CallStep::failed(&failure),
+        }
+        step
+    }
+
+    pub fn failed(failure: &RelayFailure) -> CallStep {
+        CallStep {
+            kind: StepKind::Failure,
+            text: None,
+            dry_run: None,
+            outcomes: None,
+            failure: Some(NativeFailure::from(failure)),
+        }
+    }
+}
+
+/// The call's warnings, in order, for its `next()`.
+struct CallWarnings(mpsc::UnboundedSender<String>);
+
+impl Warn for CallWarnings {
+    fn warn(&self, _call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        // Nobody reading any more (the call was given up) is fine.
+        let _ = self.0.send(message);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+struct Steps {
+    warnings: mpsc::UnboundedReceiver<String>,
+    /// `None` when the call does not stream, or once its text has all been read.
+    text: Option<ChunkSource>,
+    ended: Option<oneshot::Receiver<Ended>>,
+}
+
+#[napi]
+pub struct NativeCall {
+    cancel: CancellationToken,
+    steps: Arc<Mutex<Steps>>,
+}
+
+/// What starting a call needs besides its work, snapshotted on the JS thread.
+pub struct Start {
+    pub registry: Registry,
+    pub env: crate::env::Env,
+    pub cwd: String,
+    pub cancel: CancellationToken,
+    /// Handed to JS backends as `callTag`: the wrapper's record of the call.
+    pub tag: u32,
+    pub stream: bool,
+}
+
+impl NativeCall {
+    /// Starts `work` on the runtime with the call's warnings (and, when `stream`, its text)
+    /// going to `next()`.
+    pub fn start<Work>(
+        Start {
+            registry,
+            env,
+            cwd,
+            cancel,
+            tag,
+            stream,
+        }: Start,
+        work: impl FnOnce(Registry, CallContext) -> Work,
+    ) -> NativeCall
+    where
+        Work: Future<Output = Ended> + Send + 'static,
+    {
+        let (warn, warnings) = mpsc::unbounded_channel();
+        let (chunks, text) = if stream {
+            let (sink, source) = chunk_channel();
+            (sink, Some(source))
+        } else {
+            (ChunkSink::discard(), None)
+        };
+        let context = CallContext {
+            env,
+            cwd,
+            cancel: cancel.clone(),
+            warn: Arc::new(CallWarnings(warn)),
+            tag,
+            chunks,
+        };
+        let (end, ended) = oneshot::channel();
+        let work = work(registry, context);
+        napi::bindgen_prelude::spawn(async move {
+            // Nobody listening any more is fine: the call was given up.
+            let _ = end.send(work.await);
+        });
+        NativeCall {
+            cancel,
+            steps: Arc::new(Mutex::new(Steps {
+                warnings,
+                text,
+                ended: Some(ended),
+            })),
+        }
+    }
+}
+
+#[napi]
+impl NativeCall {
+    /// The next step: a warning or streamed text as they come, then the end (answer, dry run,
+    /// outcomes or failure). The wrapper asks for one at a time and stops after the end.
+    #[napi]
+    pub async fn next(&self) -> CallStep {
+        let mut steps = self.steps.lock().await;
+        let Steps {
+            warnings,
+            text,
+            ended,
+        } = &mut *steps;
+        loop {
+            // Warnings first: one made before a fallback started is read before its text.
+            if let Ok(warning) = warnings.try_recv() {
+                return CallStep::of(StepKind::Warning, warning);
+            }
+            if let Some(source) = text {
+                tokio::select! {
+                    biased;
+                    Some(warning) = warnings.recv() => return CallStep::of(StepKind::Warning, warning),
+                    chunk = source.next() => match chunk {
+                        Some(chunk) => return CallStep::of(StepKind::Text, chunk.text),
+                        // Every sink is gone: the run is over.
+                        None => *text = None,
+                    },
+                }
+                continue;
+            }
+            let Some(receiver) = ended.as_mut() else {
+                return CallStep::failed(&RelayFailure::Aborted);
+            };
+            tokio::select! {
+                biased;
+                Some(warning) = warnings.recv() => return CallStep::of(StepKind::Warning, warning),
+                result = receiver => {
+                    *ended = None;
+                    // The work was dropped (the runtime is shutting down): given up.
+                    return CallStep::ended(result.unwrap_or(Err(RelayFailure::Aborted)));
+                }
+            }
+        }
+    }
+
+    /// Gives the call up: the relay is aborted, its backend stopped, and what it still sends is
+    /// dropped.
+    #[napi]
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}

@@ -1,0 +1,83 @@
+//! The one place a relay failure becomes something JavaScript reads: a `NativeFailure` object,
+//! returned as data (a call's last step, a `relayAll()` outcome, the value of a synchronous
+//! helper), never thrown. The wrapper (`lib/internal/calls.ts` `fromNative`) makes it the
+//! `RelayError`, the `AbortError` or the very value a JS backend threw.
+
+use napi::bindgen_prelude::Either;
+use napi_derive::napi;
+
+use crate::errors::{RelayError, RelayFailure};
+
+/// What kind of failure a `NativeFailure` is.
+#[napi(string_enum = "lowercase")]
+pub enum FailureKind {
+    /// A coded error of the relay (`code`, `message`, maybe `backend` and `causeHandle`).
+    Relay,
+    /// A value a JS backend threw, kept by the wrapper under `handle`.
+    Thrown,
+    /// The caller's signal fired, or the call was given up.
+    Aborted,
+}
+
+#[napi(object)]
+pub struct NativeFailure {
+    pub failure: FailureKind,
+    /// A `RelayErrorCode`.
+    pub code: Option<String>,
+    pub message: Option<String>,
+    /// The backend that reported the error.
+    pub backend: Option<String>,
+    /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
+    /// a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
+    pub handle: Option<u32>,
+}
+
+impl From<&RelayFailure> for NativeFailure {
+    fn from(failure: &RelayFailure) -> Self {
+        match failure {
+            RelayFailure::Relay(err) => NativeFailure::from(err),
+            RelayFailure::Thrown(thrown) => NativeFailure {
+                failure: FailureKind::Thrown,
+                code: None,
+                message: None,
+                backend: None,
+                handle: Some(thrown.handle),
+            },
+            RelayFailure::Aborted => NativeFailure {
+                failure: FailureKind::Aborted,
+                code: None,
+                message: None,
+                backend: None,
+                handle: None,
+            },
+        }
+    }
+}
+
+impl From<&RelayError> for NativeFailure {
+    fn from(err: &RelayError) -> Self {
+        let handle = match err {
+            RelayError::Backend { cause, .. } => cause.as_ref().map(|cause| cause.handle),
+            _ => None,
+        };
+        NativeFailure {
+            failure: FailureKind::Relay,
+            code: Some(err.code().to_string()),
+            message: Some(err.to_string()),
+            backend: err.backend().map(String::from),
+            handle,
+        }
+    }
+}
+
+/// A value, or the relay error that stopped it, as a synchronous helper or a session call
+/// returns it (`Either<T, NativeFailure>`: napi's typings name no alias).
+pub fn outcome<T, E>(result: Result<T, E>) -> Either<T, NativeFailure>
+where
+    NativeFailure: for<'a> From<&'a E>,
+{
+    match result {
+        Ok(value) => Either::A(value),
+        Err(err) => Either::B(NativeFailure::from(&err)),
+    }
+}
