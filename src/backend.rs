@@ -141,12 +141,15 @@ pub trait Backend: Send + Sync {
     /// Runs the prompt. Must stop its work and resolve `Cancelled` soon after `cancel` fires.
     fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture;
 
-    /// A native review, or `None` when this request takes the generic path (diff in the prompt).
+    /// A native review, or `None` when this request takes the generic path (diff in the prompt):
+    /// by default every review does. A backend that overrides it overrides `plan_review` too.
     fn review(
         self: Arc<Self>,
-        request: &ReviewRequest,
-        cancel: CancellationToken,
-    ) -> Option<BackendFuture>;
+        _request: &ReviewRequest,
+        _cancel: CancellationToken,
+    ) -> Option<BackendFuture> {
+        None
+    }
 
     /// Whether it runs on the caller's own thread (a JS backend): then a relay that waits on
     /// nothing before it ([`crate::relay::prepare_relay_at_once`]) may call it from that thread.
@@ -163,6 +166,8 @@ pub trait Backend: Send + Sync {
     fn plan(&self, request: &RunRequest) -> Plan;
 
     /// What `review` would do, when it would review natively; `None` exactly when `review`
-    /// returns `None` (the generic path).
-    fn plan_review(&self, request: &ReviewRequest) -> Option<Plan>;
+    /// returns `None` (the generic path), as the default `review` always does.
+    fn plan_review(&self, _request: &ReviewRequest) -> Option<Plan> {
+        None
+    }
 }

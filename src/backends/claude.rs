@@ -18,9 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
-};
+use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::bounded_text::{measure, Measured};
 use crate::env::Env;
 use crate::errors::BackendFailureKind;
@@ -366,10 +364,6 @@ impl Backend for Claude {
         })
     }
 
-    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
-        None
-    }
-
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::NativeSession
     }
@@ -380,10 +374,6 @@ impl Backend for Claude {
             &request.repo_path,
             child_env(request.env.clone(), request.deadline.remaining()),
         )
-    }
-
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 

@@ -14,9 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
-};
+use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::bounded_text::{BoundedText, Measured};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
@@ -226,20 +224,12 @@ impl Backend for Gemini {
         })
     }
 
-    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
-        None
-    }
-
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::NativeSession
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
         GEMINI.plan(arguments(request), &request.repo_path, request.env.clone())
-    }
-
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 

@@ -20,9 +20,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
-};
+use crate::backend::{Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest};
 use crate::backends::ollama_host;
 use crate::bounded_text::BoundedText;
 use crate::deadline::Stop;
@@ -89,14 +87,6 @@ impl Backend for OllamaBackend {
         })
     }
 
-    fn review(
-        self: Arc<Self>,
-        _request: &ReviewRequest,
-        _cancel: CancellationToken,
-    ) -> Option<BackendFuture> {
-        None
-    }
-
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::TranscriptReplay
     }
@@ -109,10 +99,6 @@ impl Backend for OllamaBackend {
             // Serialising plain strings and an option cannot fail.
             body: serde_json::to_string(&chat_request(request)).unwrap_or_default(),
         }
-    }
-
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 
@@ -442,6 +428,7 @@ fn js_slice_units(text: &str, units: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::ReviewRequest;
     use crate::deadline::Timeout;
     use crate::env::Env;
     use crate::stream::{chunk_channel, ChunkSource};

@@ -16,9 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builtin;
 use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest,
-};
+use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::bounded_text::{BoundedText, Measured};
 use crate::env::Env;
 use crate::errors::BackendFailureKind;
@@ -272,10 +270,6 @@ impl Backend for Opencode {
         })
     }
 
-    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
-        None
-    }
-
     fn resume_strategy(&self) -> ResumeStrategy {
         ResumeStrategy::NativeSession
     }
@@ -286,10 +280,6 @@ impl Backend for Opencode {
             &request.repo_path,
             child_env(request.env.clone(), &request.sandbox),
         )
-    }
-
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 

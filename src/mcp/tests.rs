@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, 
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest};
+use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::backends::builtin::BUILTINS;
 use crate::limits::SANDBOX_MODES;
 
@@ -48,14 +48,8 @@ impl Backend for Talker {
             ))
         })
     }
-    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
-        None
-    }
     fn plan(&self, _: &RunRequest) -> Plan {
         Plan::JsRun
-    }
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 
