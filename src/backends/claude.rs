@@ -373,6 +373,7 @@ impl Backend for Claude {
             args(request),
             &request.repo_path,
             child_env(request.env.clone(), request.deadline.remaining()),
+            true,
         )
     }
 }

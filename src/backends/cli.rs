@@ -123,8 +123,9 @@ impl CliLabel<'_> {
         }
     }
 
-    /// What a dry run says this CLI would do: `args` in `cwd` with `env`, the envelope on stdin.
-    pub fn plan(&self, args: Vec<OsString>, cwd: &str, env: Env) -> Plan {
+    /// What a dry run says this CLI would do: `args` in `cwd` with `env`, the envelope on stdin
+    /// or stdin empty.
+    pub fn plan(&self, args: Vec<OsString>, cwd: &str, env: Env, envelope_on_stdin: bool) -> Plan {
         Plan::Command(CommandPlan {
             name: self.program.into(),
             program: self.locate(&env).ok(),
@@ -132,7 +133,7 @@ impl CliLabel<'_> {
             args,
             cwd: cwd.into(),
             env,
-            envelope_on_stdin: true,
+            envelope_on_stdin,
         })
     }
 

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::builtin;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
-    named_model, Backend, BackendFailure, BackendFuture, BackendResult, CommandPlan, Plan,
-    ReviewRequest, RunRequest,
+    named_model, Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest,
+    RunRequest,
 };
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
@@ -291,19 +291,17 @@ fn arguments(invocation: &Invocation<'_>, answer_file: &Path, schema_file: &Path
 /// name pattern.
 fn plan(invocation: &Invocation<'_>, envelope_on_stdin: bool) -> Plan {
     let folder = temp_root(invocation.env).join(format!("{ANSWER_DIR_PREFIX}XXXXXX"));
-    Plan::Command(CommandPlan {
-        name: invocation.label.program.into(),
-        program: invocation.label.locate(invocation.env).ok(),
-        install_hint: invocation.label.install_hint.into(),
-        args: arguments(
-            invocation,
-            &folder.join(ANSWER_FILE_NAME),
-            &folder.join(SCHEMA_FILE_NAME),
-        ),
-        cwd: invocation.repo_path.into(),
-        env: invocation.env.clone(),
+    let args = arguments(
+        invocation,
+        &folder.join(ANSWER_FILE_NAME),
+        &folder.join(SCHEMA_FILE_NAME),
+    );
+    invocation.label.plan(
+        args,
+        invocation.repo_path,
+        invocation.env.clone(),
         envelope_on_stdin,
-    })
+    )
 }
 
 async fn invoke(

@@ -229,7 +229,12 @@ impl Backend for Gemini {
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
-        GEMINI.plan(arguments(request), &request.repo_path, request.env.clone())
+        GEMINI.plan(
+            arguments(request),
+            &request.repo_path,
+            request.env.clone(),
+            true,
+        )
     }
 }
 

@@ -279,6 +279,7 @@ impl Backend for Opencode {
             args(request),
             &request.repo_path,
             child_env(request.env.clone(), &request.sandbox),
+            true,
         )
     }
 }
