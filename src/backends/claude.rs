@@ -10,29 +10,20 @@
 //! `result` text (the last assistant message), or a failure when `is_error` is set.
 
 use std::ffi::OsString;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::builtin;
-use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
+use super::builtin::{self, Builtin};
+use super::cli::EventParser;
+use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::{measure, Measured};
 use crate::env::Env;
-use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::{uuid_session_flags, ResumeStrategy};
-use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::{is_js_whitespace, js_trim};
-
-const CLAUDE: CliLabel<'static> = CliLabel {
-    program: builtin::CLAUDE.name,
-    command: "claude",
-    install_hint: builtin::CLAUDE.install,
-};
 
 /// The tools a read-only run is offered: reading and searching only (no shell, no writes, no
 /// web). `--tools` decides what the model is offered at all; the same list in `--allowedTools`
@@ -100,25 +91,6 @@ fn max_retries(remaining: Duration, callers: Option<&str>) -> u32 {
     }
 }
 
-/// The child's environment: the relay's, without the host-session variables, with claude's
-/// retries bounded by the deadline and its non-essential traffic (update checks, telemetry,
-/// error reports, the `HEAD /api/hello` probe and its DNS look-ups) turned off.
-fn child_env(mut env: Env, remaining: Duration) -> Env {
-    for name in HOST_SESSION_VARS {
-        env.remove(name);
-    }
-    let retries = max_retries(
-        remaining,
-        env.get("CLAUDE_CODE_MAX_RETRIES").map(String::as_str),
-    );
-    env.insert("CLAUDE_CODE_MAX_RETRIES".into(), retries.to_string());
-    env.insert(
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-        "1".into(),
-    );
-    env
-}
-
 /// What the `result` event said.
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -130,7 +102,7 @@ enum Outcome {
 
 /// What claude's events said, read line by line.
 #[derive(Debug, Default)]
-struct ClaudeEvents {
+pub(crate) struct ClaudeEvents {
     /// Whether any line was a JSON event (else stdout is plain text).
     saw_events: bool,
     /// The `result` event, claude's last line.
@@ -239,142 +211,113 @@ fn outcome(event: &Map<String, Value>) -> Outcome {
     Outcome::Failed(format!("claude failed ({subtype})"))
 }
 
-pub struct Claude {
-    allowed_sandboxes: Vec<String>,
-}
-
-impl Default for Claude {
-    fn default() -> Self {
-        Claude {
-            // Each mode is enforced by claude's tool policy (see `sandbox_args`).
-            allowed_sandboxes: builtin::CLAUDE.sandboxes(),
+impl CliEvents for ClaudeEvents {
+    fn end(self) -> Ending {
+        let ended = self.outcome.is_some() || self.longest_cut > 0;
+        let (failed, answer) = match self.outcome {
+            Some(Outcome::Failed(message)) => (Some(message), None),
+            Some(Outcome::Answer(answer)) => (None, Some(answer)),
+            None if self.longest_cut > 0 => (
+                None,
+                Some(Measured {
+                    text: String::new(),
+                    trimmed_len: self.longest_cut,
+                }),
+            ),
+            // Without events stdout is plain text, as `--output-format text` prints it.
+            None if !self.saw_events => (None, None),
+            None => (None, Some(Measured::default())),
+        };
+        Ending {
+            session_id: self.session_id,
+            failed,
+            answer,
+            // Past stderr, where claude's refusals before any request are (a bad flag, root with
+            // --dangerously-skip-permissions), and the answer: its exit code.
+            exit_words: None,
+            cut_short: (self.saw_events && !ended)
+                .then_some("claude exited without a result event"),
         }
     }
 }
 
-fn args(request: &RunRequest) -> Vec<OsString> {
-    // `-p` without a prompt reads the prompt from stdin to its end: no argv limit, and a
-    // prompt starting with `-` cannot be taken for a flag.
-    let mut args: Vec<OsString> = vec!["-p".into(), "--output-format".into()];
-    if request.chunks.is_streaming() {
-        args.extend(["stream-json", "--verbose", "--include-partial-messages"].map(OsString::from));
-    } else {
-        args.push("json".into());
-    }
-    args.extend(["--add-dir".into(), request.repo_path.clone().into()]);
-    if let Some(model) = named_model(&request.model) {
-        // One argument: a model name starting with `-` stays a value.
-        args.push(format!("--model={model}").into());
-    }
-    // claude's structured output (a `StructuredOutput` tool it makes the model call). In argv,
-    // so only a schema well under the 128 KiB argument limit; the prompt carries it anyway.
-    if let Some(schema) = request
-        .schema
-        .as_deref()
-        .filter(|schema| schema.text().len() <= MAX_SCHEMA_ARGUMENT_BYTES)
-    {
-        args.extend(["--json-schema".into(), schema.text().into()]);
-    }
-    args.extend(
-        sandbox_args(&request.sandbox)
-            .into_iter()
+/// The claude CLI, run by [`super::cli_runner`].
+pub struct Claude;
+
+impl Cli for Claude {
+    /// Each sandbox mode is enforced by claude's tool policy (see `sandbox_args`).
+    const BUILTIN: &'static Builtin = &builtin::CLAUDE;
+    const RESUME: ResumeStrategy = ResumeStrategy::NativeSession;
+    type Events = ClaudeEvents;
+
+    fn args(request: &RunRequest) -> Vec<OsString> {
+        // `-p` without a prompt reads the prompt from stdin to its end: no argv limit, and a
+        // prompt starting with `-` cannot be taken for a flag.
+        let mut args: Vec<OsString> = vec!["-p".into(), "--output-format".into()];
+        if request.chunks.is_streaming() {
+            args.extend(
+                ["stream-json", "--verbose", "--include-partial-messages"].map(OsString::from),
+            );
+        } else {
+            args.push("json".into());
+        }
+        args.extend(["--add-dir".into(), request.repo_path.clone().into()]);
+        if let Some(model) = named_model(&request.model) {
+            // One argument: a model name starting with `-` stays a value.
+            args.push(format!("--model={model}").into());
+        }
+        // claude's structured output (a `StructuredOutput` tool it makes the model call). In argv,
+        // so only a schema well under the 128 KiB argument limit; the prompt carries it anyway.
+        if let Some(schema) = request
+            .schema
+            .as_deref()
+            .filter(|schema| schema.text().len() <= MAX_SCHEMA_ARGUMENT_BYTES)
+        {
+            args.extend(["--json-schema".into(), schema.text().into()]);
+        }
+        args.extend(
+            sandbox_args(&request.sandbox)
+                .into_iter()
+                .map(OsString::from),
+        );
+        args.extend(
+            [
+                // The envelope is a prompt, never a command.
+                "--disable-slash-commands",
+                // No subagents: their tools would escape the policy above.
+                "--disallowedTools",
+                "Task",
+            ]
             .map(OsString::from),
-    );
-    args.extend(
-        [
-            // The envelope is a prompt, never a command.
-            "--disable-slash-commands",
-            // No subagents: their tools would escape the policy above.
-            "--disallowedTools",
-            "Task",
-        ]
-        .map(OsString::from),
-    );
-    if request.session.is_some() {
-        // `--session-id <uuid>` starts a session, `--resume <uuid>` continues it
-        // (docs/BACKENDS.md §3).
-        args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
-    } else {
-        // Nothing written to ~/.claude/projects for a one-off relay.
-        args.push("--no-session-persistence".into());
-    }
-    args
-}
-
-impl Backend for Claude {
-    fn name(&self) -> &str {
-        "claude"
+        );
+        if request.session.is_some() {
+            // `--session-id <uuid>` starts a session, `--resume <uuid>` continues it
+            // (docs/BACKENDS.md §3).
+            args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
+        } else {
+            // Nothing written to ~/.claude/projects for a one-off relay.
+            args.push("--no-session-persistence".into());
+        }
+        args
     }
 
-    fn allowed_sandboxes(&self) -> &[String] {
-        &self.allowed_sandboxes
-    }
-
-    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        Box::pin(async move {
-            let program = CLAUDE.locate(&request.env)?;
-            let remaining = request.deadline.remaining();
-            let spec = ProcessSpec {
-                program,
-                args: args(&request),
-                cwd: request.repo_path.into(),
-                env: child_env(request.env, remaining),
-                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
-                timeout: remaining,
-                output_limit: MAX_OUTPUT_BYTES,
-                remove_on_stop: Vec::new(),
-            };
-            let mut events = ClaudeEvents::default();
-            let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
-                .await
-                .map_err(|e| CLAUDE.process_failure(e, request.timeout))?;
-            if let (Some(session), Some(id)) = (&request.session, events.session_id.take()) {
-                session.reported.set(id);
-            }
-            let ended = events.outcome.is_some() || events.longest_cut > 0;
-            let answer = match events.outcome {
-                Some(Outcome::Failed(message)) => {
-                    return Err(BackendFailure::reported(
-                        BackendFailureKind::Failed,
-                        message,
-                    ))
-                }
-                Some(Outcome::Answer(answer)) => answer,
-                None if events.longest_cut > 0 => Measured {
-                    text: String::new(),
-                    trimmed_len: events.longest_cut,
-                },
-                // Without events stdout is plain text, as `--output-format text` prints it.
-                None if !events.saw_events => std::mem::take(&mut output.stdout),
-                None => Measured::default(),
-            };
-            if output.code != Some(0) {
-                // claude's refusals before any request (a bad flag, root with
-                // --dangerously-skip-permissions) are on stderr.
-                let words = [output.stderr.text.as_str(), answer.text.as_str()];
-                return Err(CLAUDE.exit_failure(&output, &words));
-            }
-            if events.saw_events && !ended {
-                return Err(BackendFailure::reported(
-                    BackendFailureKind::Failed,
-                    "claude exited without a result event",
-                ));
-            }
-            CLAUDE.answer(answer)
-        })
-    }
-
-    fn resume_strategy(&self) -> ResumeStrategy {
-        ResumeStrategy::NativeSession
-    }
-
-    fn plan(&self, request: &RunRequest) -> Plan {
-        CLAUDE.plan(
-            args(request),
-            &request.repo_path,
-            child_env(request.env.clone(), request.deadline.remaining()),
-            true,
-        )
+    /// The child's environment: the relay's, without the host-session variables, with claude's
+    /// retries bounded by the deadline and its non-essential traffic (update checks, telemetry,
+    /// error reports, the `HEAD /api/hello` probe and its DNS look-ups) turned off.
+    fn child_env(mut env: Env, _sandbox: &str, remaining: Duration) -> Env {
+        for name in HOST_SESSION_VARS {
+            env.remove(name);
+        }
+        let retries = max_retries(
+            remaining,
+            env.get("CLAUDE_CODE_MAX_RETRIES").map(String::as_str),
+        );
+        env.insert("CLAUDE_CODE_MAX_RETRIES".into(), retries.to_string());
+        env.insert(
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+            "1".into(),
+        );
+        env
     }
 }
 
@@ -543,7 +486,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let env = child_env(env, Duration::from_secs(3));
+        let env = Claude::child_env(env, "read-only", Duration::from_secs(3));
         assert_eq!(env.get("CLAUDECODE"), None);
         assert_eq!(env.get("CLAUDE_CODE_SESSION"), None);
         assert_eq!(env.get("PATH").map(String::as_str), Some("/bin"));

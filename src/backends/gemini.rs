@@ -7,27 +7,18 @@
 //! arrive. The answer is their text joined and trimmed: what `--output-format text` prints.
 
 use std::ffi::OsString;
-use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::builtin;
-use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
+use super::builtin::{self, Builtin};
+use super::cli::EventParser;
+use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::{BoundedText, Measured};
-use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::{uuid_session_flags, ResumeStrategy};
-use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::is_js_whitespace;
-
-const GEMINI: CliLabel<'static> = CliLabel {
-    program: builtin::GEMINI.name,
-    command: "gemini",
-    install_hint: builtin::GEMINI.install,
-};
 
 /// gemini (Node) drops what it has not yet written to stdout when it exits, and writes a whole
 /// event at once: the first event echoes the prompt (up to 500,000 bytes and its JSON escapes),
@@ -47,7 +38,7 @@ fn approval_mode(sandbox: &str) -> &'static str {
 
 /// What gemini's stream-json events said, read line by line.
 #[derive(Debug)]
-struct GeminiEvents {
+pub(crate) struct GeminiEvents {
     /// Whether any line was a stream-json event (else stdout is plain text, as `text` prints).
     saw_events: bool,
     /// The assistant's text, joined, as much as the output limit keeps, and measured.
@@ -134,9 +125,10 @@ impl EventParser for GeminiEvents {
     }
 }
 
-impl GeminiEvents {
-    /// The assistant's text, trimmed and measured; past the output limit when some was unread.
-    fn finish(self) -> (Measured, Option<String>) {
+impl CliEvents for GeminiEvents {
+    /// The answer is the assistant's text, trimmed and measured; past the output limit when
+    /// some was unread.
+    fn end(self) -> Ending {
         let mut answer = self.answer.finish();
         if self.unread > 0 {
             answer = Measured {
@@ -145,121 +137,51 @@ impl GeminiEvents {
                 trimmed_len: answer.trimmed_len + self.unread,
             };
         }
-        (answer, self.error)
-    }
-}
-
-pub struct Gemini {
-    allowed_sandboxes: Vec<String>,
-}
-
-impl Default for Gemini {
-    fn default() -> Self {
-        Gemini {
-            allowed_sandboxes: builtin::GEMINI.sandboxes(),
+        Ending {
+            session_id: self.session_id,
+            failed: None,
+            // Without events stdout is plain text, as `--output-format text` prints it.
+            answer: self.saw_events.then_some(answer),
+            exit_words: self.error,
+            // gemini loses what it has not written when it exits: never a cut answer.
+            cut_short: (self.saw_events && !self.ended)
+                .then_some("gemini exited before writing all its output (no result event)"),
         }
     }
 }
 
-impl Backend for Gemini {
-    fn name(&self) -> &str {
-        "gemini"
-    }
+/// The gemini CLI, run by [`super::cli_runner`].
+pub struct Gemini;
 
-    fn allowed_sandboxes(&self) -> &[String] {
-        &self.allowed_sandboxes
-    }
+impl Cli for Gemini {
+    const BUILTIN: &'static Builtin = &builtin::GEMINI;
+    const RESUME: ResumeStrategy = ResumeStrategy::NativeSession;
+    const STDOUT_PIPE_BYTES: Option<usize> = Some(STDOUT_PIPE_BYTES);
+    type Events = GeminiEvents;
 
-    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        Box::pin(async move {
-            let program = GEMINI.locate(&request.env)?;
-            let spec = ProcessSpec {
-                program,
-                args: arguments(&request),
-                cwd: request.repo_path.into(),
-                env: request.env,
-                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
-                timeout: request.deadline.remaining(),
-                output_limit: MAX_OUTPUT_BYTES,
-                remove_on_stop: Vec::new(),
-            };
-            let mut events = GeminiEvents::default();
-            let mut output = run_with_events(
-                spec,
-                &mut events,
-                &request.chunks,
-                Some(STDOUT_PIPE_BYTES),
-                &cancel,
-            )
-            .await
-            .map_err(|e| GEMINI.process_failure(e, request.timeout))?;
-            if let (Some(session), Some(id)) = (&request.session, events.session_id.take()) {
-                session.reported.set(id);
-            }
-            let (saw_events, ended) = (events.saw_events, events.ended);
-            let (streamed, error) = events.finish();
-            // Without events stdout is plain text, as `--output-format text` prints it.
-            let answer = if saw_events {
-                streamed
-            } else {
-                // Moved, not copied: it may hold 8 MiB.
-                std::mem::take(&mut output.stdout)
-            };
-            if output.code != Some(0) {
-                let words = [
-                    output.stderr.text.as_str(),
-                    answer.text.as_str(),
-                    error.as_deref().unwrap_or_default(),
-                ];
-                return Err(GEMINI.exit_failure(&output, &words));
-            }
-            if saw_events && !ended {
-                // gemini loses what it has not written when it exits: never a cut answer.
-                return Err(BackendFailure::reported(
-                    BackendFailureKind::Failed,
-                    "gemini exited before writing all its output (no result event)",
-                ));
-            }
-            GEMINI.answer(answer)
-        })
+    /// The repository is the working directory.
+    fn args(request: &RunRequest) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![
+            "--approval-mode".into(),
+            approval_mode(&request.sandbox).into(),
+            // The caller chose this repository; headless gemini refuses untrusted folders.
+            "--skip-trust".into(),
+            // No `--include-directories`: the cwd (the repository) is already gemini's
+            // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
+            "--output-format".into(),
+            "stream-json".into(),
+        ];
+        if let Some(model) = named_model(&request.model) {
+            args.extend(["-m".into(), model.into()]);
+        }
+        // Sessions are gemini's own, per project folder (the repository): `--session-id <uuid>`
+        // starts one, `--resume <uuid>` continues it (verified with 0.61: the next request holds
+        // the earlier turn).
+        args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
+        // gemini reads stdin first and appends `--prompt`: an empty one adds nothing.
+        args.extend(["--prompt".into(), OsString::new()]);
+        args
     }
-
-    fn resume_strategy(&self) -> ResumeStrategy {
-        ResumeStrategy::NativeSession
-    }
-
-    fn plan(&self, request: &RunRequest) -> Plan {
-        GEMINI.plan(
-            arguments(request),
-            &request.repo_path,
-            request.env.clone(),
-            true,
-        )
-    }
-}
-
-/// gemini's arguments; the envelope goes on stdin, the repository is the working directory.
-fn arguments(request: &RunRequest) -> Vec<OsString> {
-    let mut args: Vec<OsString> = vec![
-        "--approval-mode".into(),
-        approval_mode(&request.sandbox).into(),
-        // The caller chose this repository; headless gemini refuses untrusted folders.
-        "--skip-trust".into(),
-        // No `--include-directories`: the cwd (the repository) is already gemini's
-        // workspace, and that flag splits its value on commas (`proj,/etc` is two folders).
-        "--output-format".into(),
-        "stream-json".into(),
-    ];
-    if let Some(model) = named_model(&request.model) {
-        args.extend(["-m".into(), model.into()]);
-    }
-    // Sessions are gemini's own, per project folder (the repository): `--session-id <uuid>`
-    // starts one, `--resume <uuid>` continues it (verified with 0.61: the next request holds
-    // the earlier turn).
-    args.extend(uuid_session_flags(request.session.as_ref(), "--resume"));
-    // gemini reads stdin first and appends `--prompt`: an empty one adds nothing.
-    args.extend(["--prompt".into(), OsString::new()]);
-    args
 }
 
 #[cfg(test)]
@@ -289,14 +211,15 @@ mod tests {
             ["Hello there, ", "friend of mine!", " ünïcødé 😀 end.\n"]
         );
         assert!(events.saw_events && events.ended);
+        let ending = events.end();
         assert_eq!(
-            events.session_id.as_deref(),
+            ending.session_id.as_deref(),
             Some("efea5438-1289-48e1-ba8d-708c9cf90a89")
         );
-        let (answer, error) = events.finish();
+        let answer = ending.answer.expect("an answer from the events");
         assert_eq!(answer.text, "Hello there, friend of mine! ünïcødé 😀 end.");
         assert_eq!(answer.trimmed_len, answer.text.len() as u64);
-        assert_eq!(error, None);
+        assert_eq!((ending.exit_words, ending.cut_short), (None, None));
     }
 
     #[test]
@@ -304,6 +227,10 @@ mod tests {
         let mut events = GeminiEvents::default();
         feed(&mut events, &REAL_STREAM[..4]);
         assert!(events.saw_events && !events.ended);
+        assert_eq!(
+            events.end().cut_short,
+            Some("gemini exited before writing all its output (no result event)")
+        );
     }
 
     #[test]
@@ -320,7 +247,10 @@ mod tests {
             ],
         );
         assert_eq!(chunks, ["a", " ", "b "]);
-        assert_eq!(events.finish().0.text, "a b");
+        assert_eq!(
+            events.end().answer.map(|answer| answer.text).as_deref(),
+            Some("a b")
+        );
     }
 
     #[test]
@@ -338,9 +268,12 @@ mod tests {
         );
         assert!(chunks.is_empty());
         assert!(events.ended);
-        let (answer, error) = events.finish();
-        assert_eq!(answer.trimmed_len, 0);
-        assert_eq!(error.as_deref(), Some("[API Error: fake failure text]"));
+        let ending = events.end();
+        assert_eq!(ending.answer.map(|answer| answer.trimmed_len), Some(0));
+        assert_eq!(
+            ending.exit_words.as_deref(),
+            Some("[API Error: fake failure text]")
+        );
     }
 
     #[test]
@@ -352,6 +285,7 @@ mod tests {
         );
         assert!(chunks.is_empty());
         assert!(!events.saw_events);
+        assert_eq!(events.end().answer, None);
     }
 
     #[test]
@@ -371,7 +305,7 @@ mod tests {
             cut: true,
         };
         assert_eq!(events.line(other), None);
-        let (answer, _) = events.finish();
+        let answer = events.end().answer.expect("an answer from the events");
         assert_eq!(answer.trimmed_len, "Hello there,".len() as u64 + 20_000_000);
         assert!(!answer.is_complete());
     }

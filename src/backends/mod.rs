@@ -5,10 +5,12 @@ use std::sync::Arc;
 use crate::backend::Backend;
 use crate::env::Env;
 use crate::subprocess::find_executable;
+use cli_runner::CliBackend;
 
 pub mod builtin;
 pub mod claude;
 mod cli;
+mod cli_runner;
 pub mod codex;
 pub mod gemini;
 pub mod ollama;
@@ -20,10 +22,10 @@ pub mod opencode;
 pub fn builtins() -> Vec<Arc<dyn Backend>> {
     vec![
         Arc::new(codex::Codex::default()),
-        Arc::new(gemini::Gemini::default()),
+        Arc::new(CliBackend::<gemini::Gemini>::default()),
         Arc::new(ollama::OllamaBackend::default()),
-        Arc::new(claude::Claude::default()),
-        Arc::new(opencode::Opencode::default()),
+        Arc::new(CliBackend::<claude::Claude>::default()),
+        Arc::new(CliBackend::<opencode::Opencode>::default()),
     ]
 }
 

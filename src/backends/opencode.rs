@@ -9,28 +9,20 @@
 //! message per step): what the stream ended with. `error` events carry opencode's failures.
 
 use std::ffi::OsString;
-use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::builtin;
-use super::cli::{run_with_events, CliLabel, EventParser};
-use crate::backend::{named_model, Backend, BackendFailure, BackendFuture, Plan, RunRequest};
+use super::builtin::{self, Builtin};
+use super::cli::EventParser;
+use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::{BoundedText, Measured};
 use crate::env::Env;
-use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::ResumeStrategy;
-use crate::subprocess::{ProcessSpec, StdinSource};
 use crate::text::js_trim;
-
-const OPENCODE: CliLabel<'static> = CliLabel {
-    program: builtin::OPENCODE.name,
-    command: "opencode",
-    install_hint: builtin::OPENCODE.install,
-};
 
 /// The session title: any fixed one spares the model call that would make one up.
 const TITLE: &str = "phone-a-friend relay";
@@ -50,43 +42,9 @@ fn permission(sandbox: &str) -> Option<&'static str> {
     }
 }
 
-/// The child's environment: the relay's, with the sandbox's permission policy, and neither the
-/// models.dev catalogue fetch nor the self-update check (a relay makes no traffic of its own).
-fn child_env(mut env: Env, sandbox: &str) -> Env {
-    match permission(sandbox) {
-        Some(policy) => env.insert("OPENCODE_PERMISSION".into(), policy.into()),
-        None => None,
-    };
-    env.insert("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into());
-    env.insert("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into());
-    env
-}
-
-fn args(request: &RunRequest) -> Vec<OsString> {
-    // No message argument: `run` reads the prompt from stdin to its end (an argument would be
-    // quote-wrapped by opencode, capped by argv, and read as a flag when it starts with `-`).
-    let mut args: Vec<OsString> = ["run", "--format", "json", "--dir"]
-        .map(OsString::from)
-        .into();
-    args.push(request.repo_path.clone().into());
-    args.extend(["--title".into(), TITLE.into()]);
-    if let Some(model) = named_model(&request.model) {
-        // One argument: a model name starting with `-` stays a value.
-        args.push(format!("--model={model}").into());
-    }
-    if permission(&request.sandbox).is_none() {
-        args.push("--auto".into());
-    }
-    // `--session <id>` continues a session (its id from the first run's events).
-    if let Some(id) = request.session.as_ref().and_then(|s| s.resume.as_deref()) {
-        args.extend(["--session".into(), id.into()]);
-    }
-    args
-}
-
 /// What opencode's events said, read line by line.
 #[derive(Debug)]
-struct OpencodeEvents {
+pub(crate) struct OpencodeEvents {
     /// Whether any line was a JSON event (else stdout is plain text).
     saw_events: bool,
     /// Text parts streamed so far.
@@ -173,9 +131,12 @@ impl OpencodeEvents {
             format!("\n\n{text}")
         })
     }
+}
 
-    /// The last message's text, trimmed and measured; past the limit when some was unread.
-    fn finish(self) -> (Measured, Option<String>) {
+impl CliEvents for OpencodeEvents {
+    /// The answer is the last message's text, trimmed and measured; past the limit when some
+    /// was unread.
+    fn end(self) -> Ending {
         let mut answer = self.answer.finish();
         if self.unread > 0 {
             answer = Measured {
@@ -183,7 +144,15 @@ impl OpencodeEvents {
                 trimmed_len: answer.trimmed_len + self.unread,
             };
         }
-        (answer, self.error)
+        Ending {
+            session_id: self.session_id,
+            // opencode exits 1 after an error event; its words say why.
+            failed: self.error,
+            // Without events stdout is plain text, as `--format default` prints it.
+            answer: self.saw_events.then_some(answer),
+            exit_words: None,
+            cut_short: None,
+        }
     }
 }
 
@@ -208,79 +177,47 @@ fn error_message(event: &Map<String, Value>) -> String {
     message.unwrap_or_else(|| "opencode reported an error".to_string())
 }
 
-pub struct Opencode {
-    allowed_sandboxes: Vec<String>,
-}
+/// The opencode CLI, run by [`super::cli_runner`].
+pub struct Opencode;
 
-impl Default for Opencode {
-    fn default() -> Self {
-        Opencode {
-            // Each mode is enforced by opencode's permission policy (see `permission`).
-            allowed_sandboxes: builtin::OPENCODE.sandboxes(),
+impl Cli for Opencode {
+    /// Each sandbox mode is enforced by opencode's permission policy (see `permission`).
+    const BUILTIN: &'static Builtin = &builtin::OPENCODE;
+    const RESUME: ResumeStrategy = ResumeStrategy::NativeSession;
+    type Events = OpencodeEvents;
+
+    fn args(request: &RunRequest) -> Vec<OsString> {
+        // No message argument: `run` reads the prompt from stdin to its end (an argument would be
+        // quote-wrapped by opencode, capped by argv, and read as a flag when it starts with `-`).
+        let mut args: Vec<OsString> = ["run", "--format", "json", "--dir"]
+            .map(OsString::from)
+            .into();
+        args.push(request.repo_path.clone().into());
+        args.extend(["--title".into(), TITLE.into()]);
+        if let Some(model) = named_model(&request.model) {
+            // One argument: a model name starting with `-` stays a value.
+            args.push(format!("--model={model}").into());
         }
-    }
-}
-
-impl Backend for Opencode {
-    fn name(&self) -> &str {
-        "opencode"
-    }
-
-    fn allowed_sandboxes(&self) -> &[String] {
-        &self.allowed_sandboxes
+        if permission(&request.sandbox).is_none() {
+            args.push("--auto".into());
+        }
+        // `--session <id>` continues a session (its id from the first run's events).
+        if let Some(id) = request.session.as_ref().and_then(|s| s.resume.as_deref()) {
+            args.extend(["--session".into(), id.into()]);
+        }
+        args
     }
 
-    fn run(self: Arc<Self>, request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        Box::pin(async move {
-            let program = OPENCODE.locate(&request.env)?;
-            let spec = ProcessSpec {
-                program,
-                args: args(&request),
-                cwd: request.repo_path.into(),
-                env: child_env(request.env, &request.sandbox),
-                stdin: StdinSource::Bytes(request.prompt.into_bytes()),
-                timeout: request.deadline.remaining(),
-                output_limit: MAX_OUTPUT_BYTES,
-                remove_on_stop: Vec::new(),
-            };
-            let mut events = OpencodeEvents::default();
-            let mut output = run_with_events(spec, &mut events, &request.chunks, None, &cancel)
-                .await
-                .map_err(|e| OPENCODE.process_failure(e, request.timeout))?;
-            if let (Some(session), Some(id)) = (&request.session, &events.session_id) {
-                session.reported.set(id.as_str());
-            }
-            let saw_events = events.saw_events;
-            let (streamed, error) = events.finish();
-            if let Some(error) = error {
-                // opencode exits 1 after an error event; its words say why.
-                return Err(BackendFailure::reported(BackendFailureKind::Failed, error));
-            }
-            // Without events stdout is plain text, as `--format default` prints it.
-            let answer = if saw_events {
-                streamed
-            } else {
-                std::mem::take(&mut output.stdout)
-            };
-            if output.code != Some(0) {
-                let words = [output.stderr.text.as_str(), answer.text.as_str()];
-                return Err(OPENCODE.exit_failure(&output, &words));
-            }
-            OPENCODE.answer(answer)
-        })
-    }
-
-    fn resume_strategy(&self) -> ResumeStrategy {
-        ResumeStrategy::NativeSession
-    }
-
-    fn plan(&self, request: &RunRequest) -> Plan {
-        OPENCODE.plan(
-            args(request),
-            &request.repo_path,
-            child_env(request.env.clone(), &request.sandbox),
-            true,
-        )
+    /// The child's environment: the relay's, with the sandbox's permission policy, and neither the
+    /// models.dev catalogue fetch nor the self-update check (a relay makes no traffic of its own).
+    fn child_env(mut env: Env, sandbox: &str, _remaining: Duration) -> Env {
+        match permission(sandbox) {
+            Some(policy) => env.insert("OPENCODE_PERMISSION".into(), policy.into()),
+            None => None,
+        };
+        env.insert("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into());
+        env.insert("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into());
+        env
     }
 }
 
@@ -308,10 +245,15 @@ mod tests {
         let chunks = feed(&mut events, &REAL_RUN);
         assert_eq!(chunks, ["Calling the tool.", "\n\nFAKE_ANSWER"]);
         assert!(events.saw_events);
-        let (answer, error) = events.finish();
+        let ending = events.end();
+        assert_eq!(
+            ending.session_id.as_deref(),
+            Some("ses_df6f71169ffefsaUhjUSi2fHWY")
+        );
+        assert_eq!(ending.failed, None);
+        let answer = ending.answer.expect("an answer from the events");
         assert_eq!(answer.text, "FAKE_ANSWER");
         assert_eq!(answer.trimmed_len, 11);
-        assert_eq!(error, None);
     }
 
     #[test]
@@ -331,7 +273,10 @@ mod tests {
         let mut events = OpencodeEvents::default();
         let chunks = feed(&mut events, &[&a, &b, &c, &d]);
         assert_eq!(chunks, ["first", "\n\nsecond", "\n\nthird"]);
-        assert_eq!(events.finish().0.text, "second\n\nthird");
+        assert_eq!(
+            events.end().answer.map(|answer| answer.text).as_deref(),
+            Some("second\n\nthird")
+        );
     }
 
     #[test]
@@ -343,10 +288,10 @@ mod tests {
                 r#"{"type":"error","timestamp":1,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Cannot connect to API: Unable to connect. Is the computer able to access the url?","isRetryable":true}}}"#,
             ],
         );
-        let (answer, error) = events.finish();
-        assert_eq!(answer.trimmed_len, 0);
+        let ending = events.end();
+        assert_eq!(ending.answer.map(|answer| answer.trimmed_len), Some(0));
         assert_eq!(
-            error.as_deref(),
+            ending.failed.as_deref(),
             Some(
                 "Cannot connect to API: Unable to connect. Is the computer able to access the url?"
             )
@@ -356,7 +301,7 @@ mod tests {
             &mut events,
             &[r#"{"type":"error","error":{"name":"UnknownError","data":{}}}"#],
         );
-        assert_eq!(events.finish().1.as_deref(), Some("UnknownError"));
+        assert_eq!(events.end().failed.as_deref(), Some("UnknownError"));
     }
 
     #[test]
@@ -376,14 +321,14 @@ mod tests {
             cut: true,
         };
         assert_eq!(events.line(tool), None);
-        let (answer, _) = events.finish();
+        let answer = events.end().answer.expect("an answer from the events");
         assert_eq!(answer.trimmed_len, 11 + 20_000_000);
         assert!(!answer.is_complete());
     }
 
     #[test]
     fn sandbox_modes_map_to_permission_policies() {
-        let env = |sandbox: &str| child_env(Env::new(), sandbox);
+        let env = |sandbox: &str| Opencode::child_env(Env::new(), sandbox, Duration::ZERO);
         let read_only = env("read-only");
         let policy: Value =
             serde_json::from_str(&read_only["OPENCODE_PERMISSION"]).expect("a JSON policy");
