@@ -163,6 +163,18 @@ impl CliLabel<'_> {
     }
 }
 
+/// `answer`, unless `unread` bytes of the events that held it were too long to read: then it is
+/// past any limit, and their length (JSON included) bounds its text.
+pub fn counting_unread(answer: Measured, unread: u64) -> Measured {
+    if unread == 0 {
+        return answer;
+    }
+    Measured {
+        text: String::new(),
+        trimmed_len: answer.trimmed_len + unread,
+    }
+}
+
 /// The answer, or `ERR_TOO_LARGE` past `MAX_OUTPUT_BYTES`.
 pub fn within_output_limit(answer: Measured) -> Result<String, BackendFailure> {
     answer

@@ -11,10 +11,10 @@ use std::ffi::OsString;
 use serde_json::Value;
 
 use super::builtin::{self, Builtin};
-use super::cli::EventParser;
+use super::cli::{counting_unread, EventParser};
 use super::cli_runner::{Cli, CliEvents, Ending};
 use crate::backend::{named_model, RunRequest};
-use crate::bounded_text::{BoundedText, Measured};
+use crate::bounded_text::BoundedText;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::{uuid_session_flags, ResumeStrategy};
@@ -129,14 +129,7 @@ impl CliEvents for GeminiEvents {
     /// The answer is the assistant's text, trimmed and measured; past the output limit when
     /// some was unread.
     fn end(self) -> Ending {
-        let mut answer = self.answer.finish();
-        if self.unread > 0 {
-            answer = Measured {
-                text: String::new(),
-                // An unread event's length (JSON included) bounds the text it held.
-                trimmed_len: answer.trimmed_len + self.unread,
-            };
-        }
+        let answer = counting_unread(self.answer.finish(), self.unread);
         Ending {
             session_id: self.session_id,
             failed: None,

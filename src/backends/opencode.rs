@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::builtin::{self, Builtin};
-use super::cli::EventParser;
+use super::cli::{counting_unread, EventParser};
 use super::cli_runner::{Cli, CliEvents, Ending};
 use crate::backend::{named_model, RunRequest};
-use crate::bounded_text::{BoundedText, Measured};
+use crate::bounded_text::BoundedText;
 use crate::env::Env;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
@@ -137,13 +137,7 @@ impl CliEvents for OpencodeEvents {
     /// The answer is the last message's text, trimmed and measured; past the limit when some
     /// was unread.
     fn end(self) -> Ending {
-        let mut answer = self.answer.finish();
-        if self.unread > 0 {
-            answer = Measured {
-                text: String::new(),
-                trimmed_len: answer.trimmed_len + self.unread,
-            };
-        }
+        let answer = counting_unread(self.answer.finish(), self.unread);
         Ending {
             session_id: self.session_id,
             // opencode exits 1 after an error event; its words say why.
