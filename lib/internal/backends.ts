@@ -1,10 +1,10 @@
-import type { BackendCall, BackendOutcome } from '../../binding.js'
-import { binding, scope } from './native.js'
-import { callRecord, keepThrown } from './call-records.js'
+import type { BackendCall, BackendOutcome, Invocation } from '../../binding.js'
+import { scope } from './native.js'
+import { callRecord, keepThrown, type CallRecord } from './call-records.js'
 import { runAtDepthOf } from './depth.js'
 import { decodeEnv } from './env.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
-import { ABORTED, TIMED_OUT, closeInvocation, openInvocation, withinTime } from './invocations.js'
+import { ABORTED, TIMED_OUT, openInvocation, withinTime } from './invocations.js'
 import type { SandboxMode } from './options.js'
 
 /** What a backend's `run()` receives. */
@@ -179,33 +179,45 @@ function invalidOutput(name: string, method: string, output: unknown): Failure {
  * Runs `runStream`, handing each chunk to the relay as it comes; resolves with the chunks joined.
  * Once the relay has given up on the call (`signal`), its text is nobody's: the iterator is stopped.
  */
-async function streamed(chunks: AsyncIterable<string>, invocation: number, signal: AbortSignal): Promise<unknown> {
+async function streamed(chunks: AsyncIterable<string>, invocation: Invocation, signal: AbortSignal): Promise<unknown> {
   const parts: string[] = []
   for await (const chunk of chunks) {
     if (typeof chunk !== 'string') return chunk // reported as an invalid answer
     if (signal.aborted) break
     parts.push(chunk)
-    await binding.pushChunk(invocation, chunk)
+    await invocation.push(chunk)
   }
   return parts.join('')
 }
 
-/** Calls the user's backend; always resolves, never throws, so nothing escapes into Node as uncaught. */
-async function invoke(backend: Backend, name: string, call: BackendCall): Promise<BackendOutcome> {
+/**
+ * Calls the user's backend; always resolves, never throws, so nothing escapes into Node as
+ * uncaught. `record`: the caller's, when the wrapper calls the trampoline itself; else found by
+ * the call's tag.
+ */
+async function invoke(backend: Backend, name: string, call: BackendCall, record = callRecord(call.callTag)): Promise<BackendOutcome> {
   const startedAt = performance.now()
-  const record = callRecord(call.callTag)
-  // Opened before the first await: the native side aborts it only once this function has returned.
-  const signal = openInvocation(call.invocation, name, record?.signal)
+  const { signal, stop } = openInvocation(name, record?.signal)
+  const { invocation } = call
+  // Made from the runtime: the relay may stop it (a stream left early, a timeout on a stuck thread).
+  invocation?.stopped().then(
+    (stopped) => {
+      if (stopped === null) return
+      stop(stopped.reason, stopped.message ?? undefined)
+      invocation.close()
+    },
+    () => {}, // the environment is closing: nobody is left to tell
+  )
   const reported: Reported = {}
   try {
     const options = optionsFor(call, signal, reported)
     // Relays the backend starts (through timers and promise chains too) see its depth.
     const running: unknown = runAtDepthOf(call.depth, () => {
       if (call.method !== 'run') return backend.review?.(options as BackendReviewOptions)
-      if (call.stream && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), call.invocation, signal)
+      if (call.stream && invocation && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), invocation, signal)
       return backend.run(options as BackendRunOptions)
     })
-    const output = await withinTime(call, startedAt, record?.signal, Promise.resolve(running))
+    const output = await withinTime(call, startedAt, record?.signal, stop, Promise.resolve(running))
     if (output === TIMED_OUT) return { failure: 'timeout', message: call.timeoutMessage }
     if (output === ABORTED) return { failure: 'aborted' }
     if (typeof output === 'string') return { output, sessionId: reported.sessionId }
@@ -213,7 +225,7 @@ async function invoke(backend: Backend, name: string, call: BackendCall): Promis
   } catch (thrown) {
     return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
   } finally {
-    closeInvocation(call.invocation)
+    invocation?.close()
   }
 }
 
@@ -229,7 +241,7 @@ function resumeStrategyOf(backend: Backend): (typeof RESUME_STRATEGIES)[number] 
 }
 
 /** Calls a registered backend's `run()`/`review()`; always resolves. */
-export type Trampoline = (call: BackendCall) => Promise<BackendOutcome>
+export type Trampoline = (call: BackendCall, record?: CallRecord) => Promise<BackendOutcome>
 
 /** The trampolines of the backends registered from this module, by name, for relays made on this thread. */
 const trampolines = new Map<string, Trampoline>()
@@ -254,7 +266,7 @@ export function registerBackend(backend: Backend): void {
   const modes = [...new Set(iterable as Iterable<unknown>)]
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
-  const trampoline: Trampoline = (call) => invoke(backend, name, call)
+  const trampoline: Trampoline = (call, record) => invoke(backend, name, call, record)
   scope().registerJsBackend(name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), trampoline)
   trampolines.set(name, trampoline)
 }

@@ -172,7 +172,7 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
   if ('failure' in direct) throw fromNative(direct, call.record)
   const trampoline = trampolineFor(direct.backend)
   if (trampoline === undefined) throw new RelayError(`Backend ${direct.backend} is not registered here`, 'ERR_INTERNAL')
-  const outcome = trampoline(direct.call)
+  const outcome = trampoline(direct.call, call.record)
   passTurn()
   const settled = await outcome
   if (options.signal?.aborted) throw new AbortError(undefined, { cause: options.signal.reason })

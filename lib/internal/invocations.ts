@@ -1,42 +1,28 @@
-import type { BackendCall, InvocationAbort } from '../../binding.js'
+import type { BackendCall, StopReason } from '../../binding.js'
 import { AbortError, BackendError, RelayError } from './errors.js'
 import { onAbort } from './abort-listeners.js'
 
-/** One call of a JS backend's `run()`/`review()` that has not settled yet. */
-interface Invocation {
-  readonly controller: AbortController
-  readonly backend: string
-  /** The caller's signal: its reason is the reason when the caller aborted. */
-  readonly callerSignal?: AbortSignal
-}
+/** Why an invocation was stopped before its backend settled: the relay's `StopReason`. */
+export type Stop = (reason: StopReason, message?: string) => void
 
-const invocations = new Map<number, Invocation>()
-
-/** Opens invocation `id` and returns the signal its backend receives. */
-export function openInvocation(id: number, backend: string, callerSignal: AbortSignal | undefined): AbortSignal {
+/**
+ * The `AbortController` of one invocation of a JS backend, and how to stop it: at its timeout
+ * (`reason`: the relay's `ERR_BACKEND_TIMEOUT` error), when the caller aborts (the caller's
+ * `signal.reason`) or when the relay is given up otherwise (an `AbortError`). The first stop wins.
+ */
+export function openInvocation(backend: string, callerSignal: AbortSignal | undefined): { signal: AbortSignal; stop: Stop } {
   const controller = new AbortController()
-  invocations.set(id, { controller, backend, callerSignal })
-  return controller.signal
+  const stop: Stop = (reason, message) => {
+    if (!controller.signal.aborted) controller.abort(reasonFor(reason, message, backend, callerSignal))
+  }
+  return { signal: controller.signal, stop }
 }
 
-/** Forgets a settled invocation: an abort that comes later has nobody left to tell. */
-export function closeInvocation(id: number): void {
-  invocations.delete(id)
-}
-
-/** Called by the native side when the relay gives up on an invocation (timeout or cancellation). */
-export function abortInvocation(abort: InvocationAbort): void {
-  const invocation = invocations.get(abort.invocation)
-  if (invocation === undefined) return
-  invocations.delete(abort.invocation)
-  invocation.controller.abort(reasonFor(abort, invocation))
-}
-
-function reasonFor(abort: InvocationAbort, { backend, callerSignal }: Invocation): unknown {
-  if (abort.reason === 'timeout') {
-    const message = abort.message ?? `${backend} timed out`
+function reasonFor(reason: StopReason, message: string | undefined, backend: string, callerSignal: AbortSignal | undefined): unknown {
+  if (reason === 'timeout') {
+    const text = message ?? `${backend} timed out`
     // The error the relay itself reports for a backend that does not settle in time.
-    return new RelayError(message, 'ERR_BACKEND_TIMEOUT', { backend, cause: new BackendError(message) })
+    return new RelayError(text, 'ERR_BACKEND_TIMEOUT', { backend, cause: new BackendError(text) })
   }
   if (callerSignal?.aborted) return callerSignal.reason
   return new AbortError()
@@ -58,8 +44,7 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1
  * The caller's signal gives it up at once. The timers do not keep Node running. `startedAt`:
  * `performance.now()` when the backend was called (its time counts from then).
  */
-export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal: AbortSignal | undefined, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
-  const { invocation } = call
+export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal: AbortSignal | undefined, stop: Stop, work: Promise<T>): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
   // The clock too, not only the timer: a backend that kept the thread busy past its time
   // settles before the timer can fire.
   const endsAt = startedAt + call.timeLeftMs
@@ -77,12 +62,12 @@ export function withinTime<T>(call: BackendCall, startedAt: number, callerSignal
     }
     const aborted = (): void => {
       end()
-      abortInvocation({ invocation, reason: 'cancelled' })
+      stop('cancelled')
       resolve(ABORTED)
     }
     after(Math.max(0, endsAt - performance.now()), () => {
       late = true
-      abortInvocation({ invocation, reason: 'timeout', message: call.timeoutMessage })
+      stop('timeout', call.timeoutMessage)
       after(call.graceMs, () => {
         end()
         resolve(TIMED_OUT)

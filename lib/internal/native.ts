@@ -1,5 +1,4 @@
 import type * as Binding from '../../binding.js'
-import { abortInvocation } from './invocations.js'
 
 type BindingModule = typeof Binding
 
@@ -19,12 +18,12 @@ export const binding: BindingModule = new Proxy({} as BindingModule, {
 let relayScope: Binding.RelayScope | undefined
 
 /**
- * This module instance's scope: its backend registry, and how its JS backends are told to stop.
+ * This module instance's scope: its backend registry, and the token its calls descend from.
  * Workers get their own; a scope's calls are cancelled when its thread ends. Made on first use,
  * with the addon.
  */
 export function scope(): Binding.RelayScope {
-  return (relayScope ??= new (load().RelayScope)(abortInvocation))
+  return (relayScope ??= new (load().RelayScope)())
 }
 
 let mainThread: boolean | undefined

@@ -4,21 +4,18 @@
 //! whatever they throw (synchronously or not) and always resolves with a `BackendOutcome`, keeping
 //! thrown values in the call's own table so the caller can get the very same value back.
 //!
-//! Each invocation has an id; the trampoline keeps an `AbortController` under it, whose signal the
-//! backend receives. The trampoline keeps the invocation's time (it is told what the deadline
-//! leaves): at the end it aborts the backend's signal, and gives up a grace later. This side
-//! tells it of cancellations through the scope's `abortInvocation` function, and stops waiting
-//! on its own a while after the trampoline should have given up, in case its thread is stuck.
+//! The trampoline makes an `AbortController` per invocation, whose signal the backend receives,
+//! and keeps the invocation's time (it is told what the deadline leaves): at the end it aborts
+//! the backend's signal, and gives up a grace later. This side tells it of cancellations through
+//! the invocation's `stopped()` ([`super::invocation`]), refuses an answer that comes after the
+//! deadline, and stops waiting on its own a while after the trampoline should have given up, in
+//! case its thread is stuck.
 
-use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Status;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +28,8 @@ use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::sessions::{ReportedId, ResumeStrategy};
 use crate::stream::ChunkSink;
 
+use super::invocation::{Control, Invocation};
+
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
 /// long enough that a backend's own timeout error wins the race.
 const SETTLE_GRACE: Duration = Duration::from_secs(1);
@@ -40,12 +39,13 @@ const SETTLE_GRACE: Duration = Duration::from_secs(1);
 const BACKSTOP: Duration = Duration::from_secs(1);
 
 /// What the trampoline receives: the method and the options it passes on.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct BackendCall {
     pub method: String,
     pub call_tag: u32,
-    /// Names this invocation's `AbortController` in the trampoline.
-    pub invocation: u32,
+    /// Made from the runtime: where streamed chunks go and how the relay stops it. Absent when
+    /// the wrapper calls the trampoline itself (it keeps the caller's signal and time).
+    pub invocation: Option<Invocation>,
     pub prompt: Option<String>,
     pub repo_path: String,
     pub timeout_seconds: f64,
@@ -74,7 +74,7 @@ pub struct BackendCall {
     /// Whether the call belongs to a session.
     pub in_session: bool,
     /// The caller streams: the trampoline uses the backend's `runStream` when it has one and
-    /// hands each chunk to `pushChunk`.
+    /// hands each chunk to `invocation.push`.
     pub stream: bool,
 }
 
@@ -93,66 +93,8 @@ pub struct BackendOutcome {
     pub session_id: Option<String>,
 }
 
-/// Why the relay gave up on an invocation: what `abortInvocation` receives.
-#[napi(object)]
-pub struct InvocationAbort {
-    pub invocation: u32,
-    /// `'timeout'` (the relay's timeout passed) or `'cancelled'` (the caller aborted, or the
-    /// relay was cancelled for it).
-    #[napi(ts_type = "'timeout' | 'cancelled'")]
-    pub reason: String,
-    /// The `ERR_BACKEND_TIMEOUT` message, for a timeout.
-    pub message: Option<String>,
-}
-
 pub type InvokeFn =
     ThreadsafeFunction<BackendCall, Promise<BackendOutcome>, BackendCall, Status, false, true>;
-
-pub type AbortFn = ThreadsafeFunction<InvocationAbort, (), InvocationAbort, Status, false, true>;
-
-static NEXT_INVOCATION: AtomicU32 = AtomicU32::new(1);
-
-/// Where the chunks of each streaming invocation go, while it runs.
-static STREAMING: LazyLock<Mutex<HashMap<u32, ChunkSink>>> = LazyLock::new(Mutex::default);
-
-fn streaming() -> MutexGuard<'static, HashMap<u32, ChunkSink>> {
-    STREAMING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Keeps an invocation's sink findable by `pushChunk` until the invocation is over.
-struct StreamingInvocation(u32);
-
-impl StreamingInvocation {
-    fn open(invocation: u32, sink: ChunkSink) -> Option<StreamingInvocation> {
-        sink.is_streaming().then(|| {
-            streaming().insert(invocation, sink);
-            StreamingInvocation(invocation)
-        })
-    }
-}
-
-impl Drop for StreamingInvocation {
-    fn drop(&mut self) {
-        streaming().remove(&self.0);
-    }
-}
-
-/// A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
-/// 1 MiB unread), which is what pauses the backend. A chunk of an invocation that is over is
-/// dropped.
-#[napi]
-pub async fn push_chunk(invocation: u32, text: String) {
-    let sink = streaming().get(&invocation).cloned();
-    if let Some(sink) = sink {
-        sink.send(text).await;
-    }
-}
-
-pub fn next_invocation() -> u32 {
-    NEXT_INVOCATION.fetch_add(1, Ordering::Relaxed)
-}
 
 pub struct JsBackend {
     pub name: String,
@@ -161,11 +103,7 @@ pub struct JsBackend {
     /// From its `capabilities.resumeStrategy`.
     pub resume_strategy: ResumeStrategy,
     pub invoke: Arc<InvokeFn>,
-    /// The scope's `abortInvocation`.
-    pub abort: Arc<AbortFn>,
 }
-
-type Started = Pin<Box<dyn Future<Output = napi::Result<Promise<BackendOutcome>>> + Send>>;
 
 fn serialized_env(env: &crate::env::Env) -> String {
     crate::env::encode(env)
@@ -175,20 +113,6 @@ fn child_depth(env: &crate::env::Env) -> String {
     env.get(crate::limits::DEPTH_ENV_VAR)
         .cloned()
         .unwrap_or_default()
-}
-
-/// How long a cancelled call waits for its backend to have been told; a closing environment
-/// may never run the call.
-const TELL_LIMIT: Duration = Duration::from_millis(500);
-
-/// Sends an abort to the trampoline and waits (briefly) until it has run.
-async fn tell_abort(abort: &AbortFn, message: InvocationAbort) {
-    let _ = tokio::time::timeout(TELL_LIMIT, abort.call_async(message)).await;
-}
-
-/// Sends an abort to the trampoline. Non-blocking; a closing environment has nobody to tell.
-fn send_abort(abort: &AbortFn, message: InvocationAbort) {
-    let _ = abort.call(message, ThreadsafeFunctionCallMode::NonBlocking);
 }
 
 fn timeout_message(name: &str, timeout: Timeout) -> String {
@@ -206,7 +130,7 @@ pub fn run_call(
     resume_strategy: ResumeStrategy,
     request: RunRequest,
     env: String,
-    invocation: u32,
+    invocation: Option<Invocation>,
     stream: bool,
 ) -> BackendCall {
     let timeout = request.timeout;
@@ -243,33 +167,10 @@ impl JsBackend {
         timeout_message(&self.name, timeout)
     }
 
-    fn abort_message(&self, invocation: u32, timeout: Option<Timeout>) -> InvocationAbort {
-        InvocationAbort {
-            invocation,
-            reason: if timeout.is_some() {
-                "timeout"
-            } else {
-                "cancelled"
-            }
-            .into(),
-            message: timeout.map(|t| self.timeout_message(t)),
-        }
-    }
-
-    /// Gives up on an invocation whose trampoline may not have run yet: the abort is sent once it
-    /// has (the controller exists only then), so the backend is told even when it starts late.
-    fn abort_when_started(&self, started: Started, message: InvocationAbort) {
-        let abort = self.abort.clone();
-        tokio::spawn(async move {
-            if started.await.is_ok() {
-                send_abort(&abort, message);
-            }
-        });
-    }
-
     async fn call(
         &self,
         call: BackendCall,
+        control: Arc<Control>,
         timeout: Timeout,
         // The call's: what it leaves of `timeout` (preparation used the rest) is the backend's.
         deadline: Deadline,
@@ -277,10 +178,11 @@ impl JsBackend {
         // Where a session id the backend reports goes.
         reported: Option<ReportedId>,
     ) -> BackendResult {
-        let (method, invocation) = (call.method.clone(), call.invocation);
-        let invoke = self.invoke.clone();
-        // Owned, so that a give-up before the trampoline ran can still wait for it to run.
-        let mut started: Started = Box::pin(async move { invoke.call_async(call).await });
+        let method = call.method.clone();
+        // A give-up before the trampoline ran stops the invocation all the same: the trampoline,
+        // when it runs, finds it stopped and aborts the backend's signal at once.
+        let started = self.invoke.call_async(call);
+        tokio::pin!(started);
         let given_up_at = tokio::time::sleep(
             deadline
                 .remaining()
@@ -289,6 +191,7 @@ impl JsBackend {
         );
         tokio::pin!(given_up_at);
         let timed_out = || {
+            control.stop(Some(self.timeout_message(timeout)));
             Err(BackendFailure::reported(
                 BackendFailureKind::Timeout,
                 self.timeout_message(timeout),
@@ -304,17 +207,14 @@ impl JsBackend {
         let promise = tokio::select! {
             biased;
             () = cancel.cancelled() => {
-                self.abort_when_started(started, self.abort_message(invocation, None));
+                control.stop(None);
                 return Err(BackendFailure::Cancelled);
             }
             result = &mut started => match result {
                 Ok(promise) => promise,
                 Err(e) => return could_not_call(e),
             },
-            () = &mut given_up_at => {
-                self.abort_when_started(started, self.abort_message(invocation, Some(timeout)));
-                return timed_out();
-            }
+            () = &mut given_up_at => return timed_out(),
         };
         // The trampoline keeps the invocation's time; this side waits for it, the caller's
         // cancellation, or (a stuck thread) the backstop.
@@ -323,7 +223,7 @@ impl JsBackend {
             () = cancel.cancelled() => {
                 // Told before the relay settles: a caller that exits as soon as its relay
                 // rejects (the CLI on a closed stdout) still leaves the backend aborted.
-                tell_abort(&self.abort, self.abort_message(invocation, None)).await;
+                control.stop_and_tell(None).await;
                 Err(BackendFailure::Cancelled)
             }
             settled = promise => match settled {
@@ -340,10 +240,7 @@ impl JsBackend {
                 }
                 Err(e) => could_not_call(e),
             },
-            () = &mut given_up_at => {
-                send_abort(&self.abort, self.abort_message(invocation, Some(timeout)));
-                timed_out()
-            }
+            () = &mut given_up_at => timed_out(),
         }
     }
 }
@@ -394,9 +291,9 @@ impl Backend for JsBackend {
 
     fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         let (timeout, deadline) = (request.timeout, request.deadline.clone());
-        let invocation = next_invocation();
         let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
-        let streaming = StreamingInvocation::open(invocation, chunks);
+        let stream = chunks.is_streaming();
+        let (invocation, control) = Invocation::open(chunks);
         let reported = request.session.as_ref().map(|s| s.reported.clone());
         let env = serialized_env(&request.env);
         let call = run_call(
@@ -404,12 +301,14 @@ impl Backend for JsBackend {
             self.resume_strategy,
             request,
             env,
-            invocation,
-            streaming.is_some(),
+            Some(invocation),
+            stream,
         );
         Box::pin(async move {
-            let result = self.call(call, timeout, deadline, cancel, reported).await;
-            drop(streaming);
+            let result = self
+                .call(call, control.clone(), timeout, deadline, cancel, reported)
+                .await;
+            control.finish();
             result
         })
     }
@@ -424,10 +323,12 @@ impl Backend for JsBackend {
         }
         let (timeout, deadline) = (request.timeout, request.deadline.clone());
         let time_left = deadline.remaining();
+        // A native review answers in one piece.
+        let (invocation, control) = Invocation::open(ChunkSink::discard());
         let call = BackendCall {
             method: "review".into(),
             call_tag: request.call_tag,
-            invocation: next_invocation(),
+            invocation: Some(invocation),
             prompt: None,
             repo_path: request.repo_path.clone(),
             timeout_seconds: timeout.seconds(),
@@ -445,11 +346,11 @@ impl Backend for JsBackend {
             in_session: false,
             session_id: None,
             session_history: None,
-            // A native review answers in one piece.
             stream: false,
         };
         Some(Box::pin(async move {
-            self.call(call, timeout, deadline, cancel, None).await
+            self.call(call, control, timeout, deadline, cancel, None)
+                .await
         }))
     }
 

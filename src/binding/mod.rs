@@ -4,6 +4,7 @@
 mod call;
 mod dry_run;
 mod failure;
+mod invocation;
 mod js_backend;
 mod mcp;
 mod relay_all;

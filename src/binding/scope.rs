@@ -1,5 +1,5 @@
 //! One scope per loaded JS module (the main thread and each worker load their own): its backend
-//! registry, how its JS backends are told to stop, and the token every call it starts descends
+//! registry and the token every call it starts descends
 //! from. Threadsafe functions belong to one JS environment, so a backend registered in one worker
 //! is never called from another; when that environment is torn down (`worker.terminate()`,
 //! exit), the scope's calls are cancelled, which kills their backend processes.
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::{Ending, NativeCall, Start};
 use super::dry_run::NativeDryRun;
 use super::failure::{outcome, NativeFailure};
-use super::js_backend::{self, AbortFn, BackendCall, BackendOutcome, InvocationAbort, JsBackend};
+use super::js_backend::{self, BackendCall, BackendOutcome, JsBackend};
 use super::relay_all::NativeBackendOutcome;
 use super::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
 use crate::backends::builtins;
@@ -67,8 +67,6 @@ impl From<ResumeStrategyName> for ResumeStrategy {
 #[napi]
 pub struct RelayScope {
     registry: Registry,
-    /// The trampolines' `abortInvocation`, shared by this scope's JS backends.
-    abort: Arc<AbortFn>,
     /// Parent of every call token of this scope; cancelled when its JS environment goes away.
     cancel: CancellationToken,
 }
@@ -141,7 +139,7 @@ impl RelayScope {
                     backend.resume_strategy(),
                     request,
                     crate::depth::with_depth_entry(&entries, &child_depth),
-                    js_backend::next_invocation(),
+                    None,
                     false,
                 );
                 Either::A(DirectRelay {
@@ -160,15 +158,8 @@ impl RelayScope {
 
 #[napi]
 impl RelayScope {
-    /// Opens a scope whose JS backends are told to stop through `abort_invocation`.
     #[napi(constructor)]
-    pub fn new(env: Env, abort_invocation: Function<InvocationAbort, ()>) -> Result<Self> {
-        // Weak: it must not keep Node alive once the work is done.
-        let abort = abort_invocation
-            .build_threadsafe_function()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()?;
+    pub fn new(env: Env) -> Result<Self> {
         let cancel = CancellationToken::new();
         // Runs on this environment's own teardown (a worker's included), before napi stops the
         // async runtime after the last one: nothing can answer its JS backends or read its
@@ -176,7 +167,6 @@ impl RelayScope {
         env.add_env_cleanup_hook(cancel.clone(), |cancel| cancel.cancel())?;
         Ok(RelayScope {
             registry: Registry::new(builtins()),
-            abort: Arc::new(abort),
             cancel,
         })
     }
@@ -203,7 +193,6 @@ impl RelayScope {
             has_review,
             resume_strategy: resume_strategy.into(),
             invoke: Arc::new(invoke),
-            abort: self.abort.clone(),
         }));
         Ok(())
     }
