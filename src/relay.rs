@@ -141,36 +141,44 @@ pub struct Prepared<R> {
     pub session: Option<Pending>,
 }
 
-struct Target {
-    backend: Arc<dyn Backend>,
+/// What a call runs on: one backend, or (`relayAll()`) each backend's own check 4.
+struct Target<B> {
+    backends: B,
     repo: String,
     timeout: Timeout,
     sandbox: String,
 }
 
-/// Checks 2 to 4, shared by both entry points.
-fn check_target(
+/// Checks 2 to 4, shared by every entry point; `pick` makes check 4 for the sandbox asked.
+fn check_target<B>(
     registry: &Registry,
     cwd: &str,
     repo_path: &str,
     timeout_seconds: Option<f64>,
-    backend: Option<&str>,
     sandbox: Option<&str>,
-) -> Result<Target, RelayError> {
+    pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
+) -> Result<Target<B>, RelayError> {
     let timeout = call_timeout(timeout_seconds)?;
     let repo = check_repo(cwd, repo_path)?;
     let sandbox = sandbox.unwrap_or(DEFAULT_SANDBOX).to_string();
-    let backend = check_backend(registry, backend.unwrap_or(DEFAULT_BACKEND), &sandbox)?;
+    let backends = pick(registry, &sandbox)?;
     Ok(Target {
-        backend,
+        backends,
         repo,
         timeout,
         sandbox,
     })
 }
 
+/// Check 4 for one backend: the one named, else the default.
+fn one_backend(
+    name: Option<&str>,
+) -> impl FnOnce(&Registry, &str) -> Result<Arc<dyn Backend>, RelayError> + '_ {
+    move |registry, sandbox| check_backend(registry, name.unwrap_or(DEFAULT_BACKEND), sandbox)
+}
+
 /// Check 3: the repository, resolved against the caller's cwd.
-pub(crate) fn check_repo(cwd: &str, repo_path: &str) -> Result<String, RelayError> {
+fn check_repo(cwd: &str, repo_path: &str) -> Result<String, RelayError> {
     let repo = resolve(cwd, repo_path);
     if !Path::new(&repo).is_dir() {
         return Err(RelayError::InvalidRepo(repo));
@@ -190,14 +198,14 @@ pub(crate) fn check_backend(
 }
 
 /// Check 2: the call's timeout.
-pub(crate) fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
+fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
     Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
         .ok_or(RelayError::InvalidTimeout)
 }
 
 /// The call's one deadline, from its validated timeout; checks 1 (when there is a prompt) and 2
 /// come first, in the contract's order.
-pub(crate) fn call_deadline(
+fn call_deadline(
     prompt: Option<&str>,
     timeout_seconds: Option<f64>,
     cancel: &CancellationToken,
@@ -227,24 +235,71 @@ pub async fn prepare_relay(
     call_tag: u32,
     cancel: &CancellationToken,
 ) -> Result<Prepared<RunRequest>, RelayFailure> {
+    let name = options.backend.clone();
+    let (backend, request, session) = prepare_run(
+        registry,
+        options,
+        env,
+        cwd,
+        call_tag,
+        cancel,
+        one_backend(name.as_deref()),
+        |backend| Some(backend.clone()),
+    )
+    .await?;
+    Ok(Prepared {
+        backend,
+        session,
+        request,
+    })
+}
+
+/// The checks and the envelope of a run, in the contract's order (docs/CONTRACT.md §3), for one
+/// backend or several: `pick` makes check 4, `session_backend` says which backend a session
+/// would belong to (none: a session is refused).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn prepare_run<B>(
+    registry: &Registry,
+    options: RelayOptions,
+    env: &Env,
+    cwd: &str,
+    call_tag: u32,
+    cancel: &CancellationToken,
+    pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
+    session_backend: impl FnOnce(&B) -> Option<Arc<dyn Backend>>,
+) -> Result<(B, RunRequest, Option<Pending>), RelayFailure> {
     let deadline = &call_deadline(Some(&options.prompt), options.timeout_seconds, cancel)?;
     let target = check_target(
         registry,
         cwd,
         &options.repo_path,
         options.timeout_seconds,
-        options.backend.as_deref(),
         options.sandbox.as_deref(),
+        pick,
     )?;
+    let session_backend = session_backend(&target.backends);
+    let in_session = options.session.is_some() || options.backend_session.is_some();
+    if in_session && session_backend.is_none() {
+        return Err(RelayError::Session(
+            "relayAll takes no session: a session belongs to one backend".into(),
+        )
+        .into());
+    }
     let schema = parse_schema(options.schema.as_deref())?;
-    let session = prepare_session(
-        deadline,
-        env,
-        options.session.as_deref(),
-        options.backend_session.as_deref(),
-        &target,
-    )
-    .await?;
+    let session = match &session_backend {
+        Some(backend) => {
+            prepare_session(
+                deadline,
+                env,
+                options.session.as_deref(),
+                options.backend_session.as_deref(),
+                backend.as_ref(),
+                &target.repo,
+            )
+            .await?
+        }
+        None => None,
+    };
     let (envelope, child_env) = prepare_envelope(
         &options,
         &target.repo,
@@ -259,23 +314,20 @@ pub async fn prepare_relay(
         history: sessions::fit_history(&pending.turn.history, envelope.len()),
         ..pending.turn.clone()
     });
-    Ok(Prepared {
-        backend: target.backend,
-        session,
-        request: RunRequest {
-            session: turn,
-            prompt: envelope,
-            repo_path: target.repo,
-            timeout: target.timeout,
-            deadline: deadline.clone(),
-            sandbox: target.sandbox,
-            model: options.model,
-            env: child_env,
-            schema,
-            chunks: ChunkSink::discard(),
-            call_tag,
-        },
-    })
+    let request = RunRequest {
+        session: turn,
+        prompt: envelope,
+        repo_path: target.repo,
+        timeout: target.timeout,
+        deadline: deadline.clone(),
+        sandbox: target.sandbox,
+        model: options.model,
+        env: child_env,
+        schema,
+        chunks: ChunkSink::discard(),
+        call_tag,
+    };
+    Ok((target.backends, request, session))
 }
 
 /// Steps 1 to 8 of `relay()` done at once, on the caller's thread, when they wait on nothing:
@@ -318,7 +370,7 @@ pub fn waits_on_nothing(options: &RelayOptions) -> bool {
 
 /// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size) and the
 /// child's environment (depth).
-pub(crate) async fn prepare_envelope(
+async fn prepare_envelope(
     options: &RelayOptions,
     repo: &str,
     schema: Option<&Schema>,
@@ -365,8 +417,8 @@ pub async fn prepare_review(
         cwd,
         &options.repo_path,
         options.timeout_seconds,
-        options.backend.as_deref(),
         options.sandbox.as_deref(),
+        one_backend(options.backend.as_deref()),
     )?;
     let (schema, prompt) = match (options.verdict, options.schema) {
         (true, Some(_)) => {
@@ -390,7 +442,7 @@ pub async fn prepare_review(
     git::check_base(&base)?;
     let child_env = next_relay_env(env)?;
     Ok(Prepared {
-        backend: target.backend,
+        backend: target.backends,
         session: None,
         request: ReviewRequest {
             repo_path: target.repo,
@@ -453,7 +505,8 @@ async fn prepare_session(
     env: &Env,
     label: Option<&str>,
     adopted: Option<&str>,
-    target: &Target,
+    backend: &dyn Backend,
+    repo: &str,
 ) -> Result<Option<Pending>, RelayError> {
     if label.is_none() && adopted.is_none() {
         return Ok(None);
@@ -464,9 +517,9 @@ async fn prepare_session(
         store,
         label,
         adopted,
-        target.backend.name(),
-        target.backend.resume_strategy(),
-        &target.repo,
+        backend.name(),
+        backend.resume_strategy(),
+        repo,
     )
     .await
 }
@@ -584,7 +637,7 @@ fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, R
     Ok(verdict.to_json())
 }
 
-pub(crate) fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
+fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
     text.map(|text| Schema::parse(text).map(Arc::new))
         .transpose()
 }

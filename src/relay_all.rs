@@ -9,16 +9,9 @@
 
 use futures_util::future::join_all;
 
-use crate::backend::RunRequest;
-use crate::errors::RelayError;
 use crate::errors::RelayFailure;
-use crate::limits::DEFAULT_SANDBOX;
 use crate::registry::Registry;
-use crate::relay::{
-    call_deadline, call_timeout, check_backend, check_repo, checked, parse_schema,
-    prepare_envelope, run_backend, CallContext, RelayOptions,
-};
-use crate::stream::ChunkSink;
+use crate::relay::{check_backend, checked, prepare_run, run_backend, CallContext, RelayOptions};
 
 /// How one backend of the call settled.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,50 +28,27 @@ pub async fn relay_all(
     backends: Vec<String>,
     call: CallContext,
 ) -> Result<Vec<BackendOutcome>, RelayFailure> {
-    let deadline = call_deadline(Some(&options.prompt), options.timeout_seconds, &call.cancel)?;
-    let timeout = call_timeout(options.timeout_seconds)?;
-    let repo = check_repo(&call.cwd, &options.repo_path)?;
-    let sandbox = options
-        .sandbox
-        .clone()
-        .unwrap_or_else(|| DEFAULT_SANDBOX.to_string());
-    let targets: Vec<_> = backends
-        .into_iter()
-        .map(|name| {
-            let backend = check_backend(&registry, &name, &sandbox);
-            (name, backend)
-        })
-        .collect();
-    // A session belongs to one backend.
-    if options.session.is_some() || options.backend_session.is_some() {
-        return Err(RelayError::Session(
-            "relayAll takes no session: a session belongs to one backend".into(),
-        )
-        .into());
-    }
-    let schema = parse_schema(options.schema.as_deref())?;
-    let (envelope, child_env) = prepare_envelope(
-        &options,
-        &repo,
-        schema.as_deref(),
+    let (targets, request, _) = prepare_run(
+        &registry,
+        options,
         &call.env,
         &call.cwd,
-        &deadline,
+        call.tag,
+        &call.cancel,
+        |registry, sandbox| {
+            Ok(backends
+                .into_iter()
+                .map(|name| {
+                    let backend = check_backend(registry, &name, sandbox);
+                    (name, backend)
+                })
+                .collect::<Vec<_>>())
+        },
+        // A session belongs to one backend.
+        |_| None,
     )
     .await?;
-    let request = RunRequest {
-        prompt: envelope,
-        repo_path: repo,
-        timeout,
-        deadline: deadline.clone(),
-        sandbox,
-        model: options.model,
-        env: child_env,
-        schema: schema.clone(),
-        session: None,
-        chunks: ChunkSink::discard(),
-        call_tag: call.tag,
-    };
+    let (deadline, schema) = (request.deadline.clone(), request.schema.clone());
     let runs = targets.into_iter().map(|(name, backend)| {
         let request = request.clone();
         let (deadline, schema) = (&deadline, &schema);

@@ -6,11 +6,12 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, ReviewRequest, RunRequest};
+use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::env::Env;
 use crate::errors::{BackendFailureKind, RelayError};
 use crate::limits::SANDBOX_MODES;
 use crate::relay::Warn;
+use crate::stream::ChunkSink;
 
 /// Answers (or fails) after `delay`, recording the prompts it got.
 struct Sleepy {
@@ -57,14 +58,8 @@ impl Backend for Sleepy {
             }
         })
     }
-    fn review(self: Arc<Self>, _: &ReviewRequest, _: CancellationToken) -> Option<BackendFuture> {
-        None
-    }
     fn plan(&self, _: &RunRequest) -> Plan {
         Plan::JsRun
-    }
-    fn plan_review(&self, _: &ReviewRequest) -> Option<Plan> {
-        None
     }
 }
 
