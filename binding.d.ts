@@ -9,6 +9,18 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class Invocation {
+  /**
+   * A chunk from the backend's `runStream`; resolves once the consumer has room for it (at
+   * most 1 MiB unread), which is what pauses the backend. Once nobody reads, it is dropped.
+   */
+  push(text: string): Promise<void>
+  /** Resolves when the relay stops the invocation, with why; with `null` once it is closed. */
+  stopped(): Promise<InvocationStop | null>
+  /** The trampoline is done with it: it settled, or it told the backend to stop. */
+  close(): void
+}
+
 export declare class NativeCall {
   /**
    * The next step: a warning or streamed text as they come, then the end (answer, dry run,
@@ -23,8 +35,7 @@ export declare class NativeCall {
 }
 
 export declare class RelayScope {
-  /** Opens a scope whose JS backends are told to stop through `abort_invocation`. */
-  constructor(abortInvocation: (arg: InvocationAbort) => void)
+  constructor()
   /** Registers a JS backend, replacing any backend of the same name in this scope. */
   registerJsBackend(name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: ResumeStrategyName, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
   /** Drops the JS backends of this scope and restores the built-ins. */
@@ -45,8 +56,11 @@ export declare class RelayScope {
 export interface BackendCall {
   method: string
   callTag: number
-  /** Names this invocation's `AbortController` in the trampoline. */
-  invocation: number
+  /**
+   * Made from the runtime: where streamed chunks go and how the relay stops it. Absent when
+   * the wrapper calls the trampoline itself (it keeps the caller's signal and time).
+   */
+  invocation?: Invocation
   prompt?: string
   repoPath: string
   timeoutSeconds: number
@@ -80,7 +94,7 @@ export interface BackendCall {
   inSession: boolean
   /**
    * The caller streams: the trampoline uses the backend's `runStream` when it has one and
-   * hands each chunk to `pushChunk`.
+   * hands each chunk to `invocation.push`.
    */
   stream: boolean
 }
@@ -187,15 +201,9 @@ export interface InstalledBackends {
   opencode: boolean
 }
 
-/** Why the relay gave up on an invocation: what `abortInvocation` receives. */
-export interface InvocationAbort {
-  invocation: number
-  /**
-   * `'timeout'` (the relay's timeout passed) or `'cancelled'` (the caller aborted, or the
-   * relay was cancelled for it).
-   */
-  reason: 'timeout' | 'cancelled'
-  /** The `ERR_BACKEND_TIMEOUT` message, for a timeout. */
+/** What `Invocation.stopped()` resolves with once the relay stops the invocation. */
+export interface InvocationStop {
+  reason: StopReason
   message?: string
 }
 
@@ -282,33 +290,93 @@ export interface NativeFailure {
   handle?: number
 }
 
-/** `relay()` options after the wrapper checked their JS types; `None` = the default. */
+/** `relay()`'s options. */
 export interface NativeRelayOptions {
+  /** What to ask. Must not be blank. */
   prompt: string
+  /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
   repoPath: string
+  /**
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+   * @default 'codex'
+   */
   backend?: string
+  /** A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed). */
   contextFile?: string
+  /** Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`. */
   contextText?: string
+  /**
+   * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+   * @default false
+   */
   includeDiff?: boolean
+  /**
+   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
+   * from the call, so reading the context file and running git come out of it and the backend
+   * gets what is left.
+   * @default 600
+   */
   timeoutSeconds?: number
+  /** Model name passed to the backend; the backend's own default when absent. */
   model?: string
+  /**
+   * What the backend may change in the repository (a `SandboxMode`).
+   * @default 'read-only'
+   */
   sandbox?: string
-  /** JSON text (the wrapper stringifies an object). */
+  /** A JSON Schema's text (the wrapper stringifies an object): see `RelayOptions.schema`. */
   schema?: string
+  /**
+   * A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
+   * §12): the first call starts it, later calls continue it (the backend's own session, or a
+   * replay of the earlier turns). Kept in the session store (see `listSessions()`).
+   */
   session?: string
+  /** The backend's own session id to attach to (adopted under `session` when both are given). */
   backendSession?: string
 }
 
-/** `reviewRelay()` options after the wrapper checked their JS types. */
+/** `reviewRelay()`'s options. */
 export interface NativeReviewOptions {
+  /** The repository to review; relative paths resolve against `process.cwd()`. */
   repoPath: string
+  /**
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+   * @default 'codex'
+   */
   backend?: string
+  /**
+   * The branch or commit to diff against (`git diff <base>...HEAD`).
+   * @default the first of `main`, `master` that exists, else `HEAD~1`
+   */
   base?: string
+  /**
+   * Review instructions.
+   * @default 'Review the following changes.'
+   */
   prompt?: string
+  /**
+   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
+   * from the call, so reading the context file and running git come out of it and the backend
+   * gets what is left.
+   * @default 600
+   */
   timeoutSeconds?: number
+  /** Model name passed to the backend. */
   model?: string
+  /**
+   * What the backend may change in the repository (a `SandboxMode`).
+   * @default 'read-only'
+   */
   sandbox?: string
+  /** A JSON Schema's text (the wrapper stringifies an object): see `ReviewRelayOptions.schema`. */
   schema?: string
+  /**
+   * Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
+   * phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
+   * findings (see `parseVerdict()`). Not with `schema`.
+   * @default false
+   */
   verdict?: boolean
 }
 
@@ -342,13 +410,6 @@ export declare function parseVerdict(text: string): string | NativeFailure
 
 export declare function pruneSessions(scope: RelayScope, olderThanDays: number, caller: NativeCaller): Promise<string[] | NativeFailure>
 
-/**
- * A chunk from a JS backend's `runStream`; resolves once the consumer has room for it (at most
- * 1 MiB unread), which is what pauses the backend. A chunk of an invocation that is over is
- * dropped.
- */
-export declare function pushChunk(invocation: number, text: string): Promise<void>
-
 /** How a JS backend continues a conversation (docs/CONTRACT.md §12). */
 export type ResumeStrategyName = 'native-session' | 'transcript-replay' | 'unsupported'
 
@@ -367,3 +428,6 @@ export declare function settleDirect(backend: string, result: BackendOutcome): s
 
 /** What a step is. */
 export type StepKind = 'text' | 'warning' | 'answer' | 'dryrun' | 'outcomes' | 'failure'
+
+/** Why the relay stopped an invocation. */
+export type StopReason = 'timeout' | 'cancelled'

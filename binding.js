@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Invocation = nativeBinding.Invocation
 module.exports.NativeCall = nativeBinding.NativeCall
 module.exports.RelayScope = nativeBinding.RelayScope
 module.exports.BackendReach = nativeBinding.BackendReach
@@ -858,8 +859,8 @@ module.exports.ollamaBaseUrl = nativeBinding.ollamaBaseUrl
 module.exports.onProcessMainThread = nativeBinding.onProcessMainThread
 module.exports.parseVerdict = nativeBinding.parseVerdict
 module.exports.pruneSessions = nativeBinding.pruneSessions
-module.exports.pushChunk = nativeBinding.pushChunk
 module.exports.ResumeStrategyName = nativeBinding.ResumeStrategyName
 module.exports.serveMcp = nativeBinding.serveMcp
 module.exports.settleDirect = nativeBinding.settleDirect
 module.exports.StepKind = nativeBinding.StepKind
+module.exports.StopReason = nativeBinding.StopReason

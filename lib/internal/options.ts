@@ -4,39 +4,25 @@ import { RelayError, invalidArgType } from './errors.js'
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
 
-export interface RelayOptions {
-  /** What to ask. Must not be blank. */
-  prompt: string
-  /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
-  repoPath: string
-  /**
-   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-   * @default 'codex'
-   */
-  backend?: string
-  /** A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed). */
-  contextFile?: string | null
-  /** Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`. */
-  contextText?: string | null
-  /**
-   * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
-   * @default false
-   */
-  includeDiff?: boolean
-  /**
-   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
-   * from the call, so reading the context file and running git come out of it and the backend
-   * gets what is left.
-   * @default 600
-   */
-  timeoutSeconds?: number
-  /** Model name passed to the backend; the backend's own default when absent. */
-  model?: string | null
+/**
+ * Options as napi describes them (`binding.d.ts`, generated from the doc comments of the Rust
+ * option structs, where each option is documented once), any of them absent as `undefined` or
+ * `null`.
+ */
+type Absent<T> = { [K in keyof T]?: T[K] | null }
+
+/** What napi cannot say of the options: literal unions, objects, callbacks, the signal. */
+interface CallbackOptions {
   /**
    * What the backend may change in the repository.
    * @default 'read-only'
    */
-  sandbox?: SandboxMode
+  sandbox?: SandboxMode | null
+  /** Receives the call's warnings instead of `console.error`. */
+  onWarning?: ((message: string) => void) | null
+}
+
+export interface RelayOptions extends Pick<NativeRelayOptions, 'prompt' | 'repoPath'>, Omit<Absent<NativeRelayOptions>, 'prompt' | 'repoPath' | 'sandbox' | 'schema'>, CallbackOptions {
   /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
   /**
@@ -52,16 +38,6 @@ export interface RelayOptions {
    * answer stays a string: the JSON text.
    */
   schema?: string | object | null
-  /**
-   * A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
-   * §12): the first call starts it, later calls continue it (the backend's own session, or a replay
-   * of the earlier turns). Kept in the session store (see `listSessions()`).
-   */
-  session?: string | null
-  /** The backend's own session id to attach to (adopted under `session` when both are given). */
-  backendSession?: string | null
-  /** Receives the call's warnings (a new session, a store moved aside, a save that failed) instead of `console.error`. */
-  onWarning?: ((message: string) => void) | null
   /** `true` makes the call a dry run: see `DryRunRelayOptions`. */
   dryRun?: false | null
 }
@@ -76,53 +52,13 @@ export type DryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun: true }
 /** `relay()` options whose `dryRun` is only known at run time: the call resolves with a string or a `DryRun`. */
 export type MaybeDryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun?: boolean | null }
 
-export interface ReviewRelayOptions {
-  /** The repository to review; relative paths resolve against `process.cwd()`. */
-  repoPath: string
-  /**
-   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-   * @default 'codex'
-   */
-  backend?: string
-  /**
-   * The branch or commit to diff against (`git diff <base>...HEAD`).
-   * @default the first of `main`, `master` that exists, else `HEAD~1`
-   */
-  base?: string
-  /**
-   * Review instructions.
-   * @default 'Review the following changes.'
-   */
-  prompt?: string
-  /**
-   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
-   * from the call, so reading the context file and running git come out of it and the backend
-   * gets what is left.
-   * @default 600
-   */
-  timeoutSeconds?: number
-  /** Model name passed to the backend. */
-  model?: string | null
-  /**
-   * What the backend may change in the repository.
-   * @default 'read-only'
-   */
-  sandbox?: SandboxMode
+export interface ReviewRelayOptions extends Pick<NativeReviewOptions, 'repoPath'>, Omit<Absent<NativeReviewOptions>, 'repoPath' | 'sandbox' | 'schema'>, CallbackOptions {
   /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
   /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
   onChunk?: ((text: string) => void) | null
   /** As `RelayOptions.schema`; a review with a schema takes the generic path (diff in the prompt). */
   schema?: string | object | null
-  /**
-   * Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
-   * phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
-   * findings (see `parseVerdict()`). Not with `schema`.
-   * @default false
-   */
-  verdict?: boolean | null
-  /** Receives the review's warnings (the native review's fallback) instead of `console.error`. */
-  onWarning?: ((message: string) => void) | null
   /** `true` makes the review a dry run: see `DryRunReviewOptions`. */
   dryRun?: false | null
 }

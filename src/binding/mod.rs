@@ -38,35 +38,77 @@ pub const MAX_PROMPT_BYTES: u32 = limits::MAX_PROMPT_BYTES as u32;
 #[napi]
 pub const MAX_OUTPUT_BYTES: u32 = limits::MAX_OUTPUT_BYTES as u32;
 
-/// `relay()` options after the wrapper checked their JS types; `None` = the default.
+// The options' documentation for JS is written here once: napi copies it into binding.d.ts,
+// and lib/internal/options.ts builds the public option types from these (adding only what napi
+// cannot say: literal unions, objects, callbacks, the signal).
+
+/// `relay()`'s options.
 #[napi(object)]
 pub struct NativeRelayOptions {
+    /// What to ask. Must not be blank.
     pub prompt: String,
+    /// The repository the backend works in; relative paths resolve against `process.cwd()`.
     pub repo_path: String,
+    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+    /// @default 'codex'
     pub backend: Option<String>,
+    /// A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed).
     pub context_file: Option<String>,
+    /// Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`.
     pub context_text: Option<String>,
+    /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+    /// @default false
     pub include_diff: Option<bool>,
+    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
+    /// from the call, so reading the context file and running git come out of it and the backend
+    /// gets what is left.
+    /// @default 600
     pub timeout_seconds: Option<f64>,
+    /// Model name passed to the backend; the backend's own default when absent.
     pub model: Option<String>,
+    /// What the backend may change in the repository (a `SandboxMode`).
+    /// @default 'read-only'
     pub sandbox: Option<String>,
-    /// JSON text (the wrapper stringifies an object).
+    /// A JSON Schema's text (the wrapper stringifies an object): see `RelayOptions.schema`.
     pub schema: Option<String>,
+    /// A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
+    /// §12): the first call starts it, later calls continue it (the backend's own session, or a
+    /// replay of the earlier turns). Kept in the session store (see `listSessions()`).
     pub session: Option<String>,
+    /// The backend's own session id to attach to (adopted under `session` when both are given).
     pub backend_session: Option<String>,
 }
 
-/// `reviewRelay()` options after the wrapper checked their JS types.
+/// `reviewRelay()`'s options.
 #[napi(object)]
 pub struct NativeReviewOptions {
+    /// The repository to review; relative paths resolve against `process.cwd()`.
     pub repo_path: String,
+    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+    /// @default 'codex'
     pub backend: Option<String>,
+    /// The branch or commit to diff against (`git diff <base>...HEAD`).
+    /// @default the first of `main`, `master` that exists, else `HEAD~1`
     pub base: Option<String>,
+    /// Review instructions.
+    /// @default 'Review the following changes.'
     pub prompt: Option<String>,
+    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
+    /// from the call, so reading the context file and running git come out of it and the backend
+    /// gets what is left.
+    /// @default 600
     pub timeout_seconds: Option<f64>,
+    /// Model name passed to the backend.
     pub model: Option<String>,
+    /// What the backend may change in the repository (a `SandboxMode`).
+    /// @default 'read-only'
     pub sandbox: Option<String>,
+    /// A JSON Schema's text (the wrapper stringifies an object): see `ReviewRelayOptions.schema`.
     pub schema: Option<String>,
+    /// Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
+    /// phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
+    /// findings (see `parseVerdict()`). Not with `schema`.
+    /// @default false
     pub verdict: Option<bool>,
 }
 
