@@ -1,6 +1,6 @@
 // The built-in backends are written once, in the Rust table (src/backends/builtin.rs) the addon
 // exposes as builtinBackends(). Text that cannot read it at run time is checked against it here:
-// package.json, README, the TypeScript doc comments and the CLI's help.
+// package.json, README and docs/, the TypeScript doc comments and the CLI's help.
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -88,7 +88,7 @@ describe('text that cannot read the table names exactly its backends', () => {
     expect(quoted(between(index, '/** Whether the ', ' CLIs are on'), '`').sort()).toEqual([...names].sort())
   })
 
-  it("README's backends, install hints and option comment", () => {
+  it("README's backends and install hints", () => {
     const readme = read('README.md')
     const intro = between(readme, 'hands it to a backend: ', 'or a backend you write in JavaScript')
     expect(quoted(intro, '`')).toEqual(clis)
@@ -96,8 +96,26 @@ describe('text that cannot read the table names exactly its backends', () => {
     const requirements = between(readme, 'Backends you want to use:', '## Install')
     const hints = [...requirements.matchAll(/`(npm install -g [^`]+)`|\]\(([^)]+)\)/g)].map((match) => match[1] ?? match[2])
     expect(hints).toEqual(table.map((backend) => backend.install))
-    expect(quoted(between(readme, "backend: 'gemini',", '\n'), "'")).toEqual(names)
-    expect(quoted(between(readme, '| whether the ', ' CLIs are on'), '`').sort()).toEqual([...names].sort())
+  })
+
+  it("docs/API.md's option comment and checkBackends() row", () => {
+    const api = read('docs/API.md')
+    expect(quoted(between(api, "backend: 'gemini',", '\n'), "'")).toEqual(names)
+    expect(quoted(between(api, '| whether the ', ' CLIs are on'), '`').sort()).toEqual([...names].sort())
+  })
+
+  it("docs/USING-BACKENDS.md's table of built-in backends and their install hints", () => {
+    const backends = read('docs/USING-BACKENDS.md')
+    const rows = between(backends, '| backend | needs | run | review |\n|---|---|---|---|\n', '\n\n').split('\n')
+    expect(rows.map((row) => quoted(row.split('|')[1], '`')[0])).toEqual(names)
+    for (const [i, backend] of table.entries()) {
+      if (backend.reach !== 'cli') continue
+      expect(rows[i], backend.name).toContain(`\`${backend.install}\``)
+      // "tested with 0.169" names the verified version, trailing `.0`s left out.
+      const tested = /tested with ([\d.]+)/.exec(rows[i])?.[1]
+      expect(tested, backend.name).toBeDefined()
+      expect(`${tested}.0.0`.split('.').slice(0, 3).join('.'), backend.name).toBe(backend.verifiedVersion)
+    }
   })
 
   it("the CLI's help", () => {
