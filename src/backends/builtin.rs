@@ -1,7 +1,7 @@
 //! The built-in backends, written once: the registry, `doctor` (the MCP `backends` tool and,
 //! through the addon, the CLI's), the MCP server's instructions and tool schemas, and the
 //! messages that say how to install a backend all read this table. Text that cannot read it
-//! (package.json, README, the TypeScript doc comments, the CLI's help) is checked against it
+//! (package.json, README and docs/, the option doc comments, the CLI's help) is checked against it
 //! by `__test__/builtin-backends.spec.ts`.
 
 use crate::limits::SANDBOX_MODES;
