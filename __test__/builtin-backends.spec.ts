@@ -1,4 +1,4 @@
-// The built-in backends are written once, in the Rust table (src/backends/builtin.rs) the addon
+// The built-in backends are written once, in the Rust table (crates/core/src/backends/builtin.rs) the addon
 // exposes as builtinBackends(). Text that cannot read it at run time is checked against it here:
 // package.json, README and docs/, the TypeScript doc comments and the CLI's help.
 import { readFileSync } from 'node:fs'

@@ -1,288 +1,107 @@
-//! `dryRun`: a call's checks, context, diff and envelope run as for real, then what the backend
-//! would do is described instead of done. The description comes from the backend's own
-//! [`Plan`], built by the code that builds the real invocation.
+//! `dryRun` results as JS objects; the wrapper shapes them into the public `DryRun` type.
 
-use crate::backend::{Plan, ReviewRequest, RunRequest};
-use crate::env::Env;
+use napi_derive::napi;
 
-/// What a call would do.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DryRun {
+use relay_core::dry_run::{Action, DryRun};
+
+/// What a dry run would do.
+#[napi(string_enum = "lowercase")]
+pub enum DryRunKind {
+    /// Run a command (`command`).
+    Command,
+    /// Send an HTTP request (`request`).
+    Http,
+    /// Call a JS backend's `run()`.
+    Run,
+    /// Call a JS backend's `review()`.
+    Review,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct NativeDryRun {
     pub backend: String,
     pub repo_path: String,
     pub sandbox: String,
     pub model: Option<String>,
     pub timeout_seconds: f64,
-    /// The base a review compares against.
     pub base: Option<String>,
-    /// What the backend would be sent; `None` for a native review (it reads the repository).
     pub envelope: Option<String>,
-    pub action: Action,
-    /// How the backend's environment would differ from the caller's.
-    pub env: EnvChanges,
+    pub kind: DryRunKind,
+    pub command: Option<NativeDryRunCommand>,
+    pub request: Option<NativeDryRunRequest>,
+    /// `[name, value]` pairs, sorted by name.
+    pub env_set: Vec<Vec<String>>,
+    pub env_removed: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    Command {
-        name: String,
-        /// Where it was found on `PATH`; `None`: not installed (a real call would fail).
-        program: Option<String>,
-        install_hint: String,
-        args: Vec<String>,
-        /// The program and its arguments quoted as a POSIX shell would need them, to read or
-        /// paste (the relay itself never uses a shell).
-        command_line: String,
-        cwd: String,
-        envelope_on_stdin: bool,
-    },
-    Http {
-        method: String,
-        url: String,
-        /// The request's JSON text.
-        body: String,
-    },
-    /// A JavaScript backend's `run()` would be called.
-    JsRun,
-    /// A JavaScript backend's `review()` would be called.
-    JsReview,
+#[napi(object, object_from_js = false)]
+pub struct NativeDryRunCommand {
+    pub name: String,
+    pub program: Option<String>,
+    pub install_hint: String,
+    pub args: Vec<String>,
+    pub command_line: String,
+    pub cwd: String,
+    pub envelope_on_stdin: bool,
 }
 
-/// Variables set (name, value: masked when the name looks secret) and removed, sorted by name.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EnvChanges {
-    pub set: Vec<(String, String)>,
-    pub removed: Vec<String>,
+#[napi(object, object_from_js = false)]
+pub struct NativeDryRunRequest {
+    pub method: String,
+    pub url: String,
+    pub body: String,
 }
 
-/// Shown instead of the value of a variable whose name looks like it holds a secret.
-pub const MASKED: &str = "********";
-
-/// Name parts of variables whose values are not shown.
-const SECRET_NAME_PARTS: &[&str] = &[
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-];
-
-impl DryRun {
-    /// The generic path: `request` carries the envelope.
-    pub fn of_run(
-        backend: &str,
-        plan: Plan,
-        request: &RunRequest,
-        caller_env: &Env,
-        base: Option<String>,
-    ) -> DryRun {
-        DryRun {
-            backend: backend.to_string(),
-            repo_path: request.repo_path.clone(),
-            sandbox: request.sandbox.clone(),
-            model: request.model.clone(),
-            timeout_seconds: request.timeout.seconds(),
-            base,
-            envelope: Some(request.prompt.clone()),
-            env: env_changes(caller_env, child_env(&plan, &request.env)),
-            action: Action::from(plan),
-        }
-    }
-
-    /// A native review: no envelope, the backend reads the repository itself.
-    pub fn of_review(
-        backend: &str,
-        plan: Plan,
-        request: &ReviewRequest,
-        caller_env: &Env,
-    ) -> DryRun {
-        DryRun {
-            backend: backend.to_string(),
-            repo_path: request.repo_path.clone(),
-            sandbox: request.sandbox.clone(),
-            model: request.model.clone(),
-            timeout_seconds: request.timeout.seconds(),
-            base: Some(request.base.clone()),
-            envelope: None,
-            env: env_changes(caller_env, child_env(&plan, &request.env)),
-            action: Action::from(plan),
-        }
-    }
-}
-
-/// The environment the backend would get: a process's own, a JS backend's `env` option, none
-/// for an HTTP request.
-fn child_env<'a>(plan: &'a Plan, request_env: &'a Env) -> Option<&'a Env> {
-    match plan {
-        Plan::Command(command) => Some(&command.env),
-        Plan::JsRun | Plan::JsReview => Some(request_env),
-        Plan::Http { .. } => None,
-    }
-}
-
-impl From<Plan> for Action {
-    fn from(plan: Plan) -> Action {
-        match plan {
-            Plan::Command(command) => {
-                let args: Vec<String> = command
-                    .args
-                    .iter()
-                    .map(|arg| arg.to_string_lossy().into_owned())
-                    .collect();
-                let program = command.program.map(|p| p.to_string_lossy().into_owned());
-                let shown = program.as_deref().unwrap_or(&command.name);
-                Action::Command {
-                    command_line: command_line(shown, &args),
-                    name: command.name,
+impl From<DryRun> for NativeDryRun {
+    fn from(dry_run: DryRun) -> Self {
+        let (kind, command, request) = match dry_run.action {
+            Action::Command {
+                name,
+                program,
+                install_hint,
+                args,
+                command_line,
+                cwd,
+                envelope_on_stdin,
+            } => (
+                DryRunKind::Command,
+                Some(NativeDryRunCommand {
+                    name,
                     program,
-                    install_hint: command.install_hint,
+                    install_hint,
                     args,
-                    cwd: command.cwd,
-                    envelope_on_stdin: command.envelope_on_stdin,
-                }
-            }
-            Plan::Http { method, url, body } => Action::Http {
-                method: method.to_string(),
-                url: redact_userinfo(&url),
-                body,
-            },
-            Plan::JsRun => Action::JsRun,
-            Plan::JsReview => Action::JsReview,
+                    command_line,
+                    cwd,
+                    envelope_on_stdin,
+                }),
+                None,
+            ),
+            Action::Http { method, url, body } => (
+                DryRunKind::Http,
+                None,
+                Some(NativeDryRunRequest { method, url, body }),
+            ),
+            Action::JsRun => (DryRunKind::Run, None, None),
+            Action::JsReview => (DryRunKind::Review, None, None),
+        };
+        NativeDryRun {
+            backend: dry_run.backend,
+            repo_path: dry_run.repo_path,
+            sandbox: dry_run.sandbox,
+            model: dry_run.model,
+            timeout_seconds: dry_run.timeout_seconds,
+            base: dry_run.base,
+            envelope: dry_run.envelope,
+            kind,
+            command,
+            request,
+            env_set: dry_run
+                .env
+                .set
+                .into_iter()
+                .map(|(name, value)| vec![name, value])
+                .collect(),
+            env_removed: dry_run.env.removed,
         }
-    }
-}
-
-fn command_line(program: &str, args: &[String]) -> String {
-    std::iter::once(program)
-        .chain(args.iter().map(String::as_str))
-        .map(|word| match shlex::try_quote(word) {
-            Ok(quoted) => quoted.into_owned(),
-            // Only a NUL cannot be quoted; a real run would refuse it too.
-            Err(_) => format!("{word:?}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn env_changes(caller: &Env, child: Option<&Env>) -> EnvChanges {
-    let Some(child) = child else {
-        return EnvChanges::default();
-    };
-    let set = child
-        .iter()
-        .filter(|(name, value)| caller.get(*name) != Some(value))
-        .map(|(name, value)| (name.clone(), shown_value(name, value)))
-        .collect();
-    let removed = caller
-        .keys()
-        .filter(|name| !child.contains_key(*name))
-        .cloned()
-        .collect();
-    EnvChanges { set, removed }
-}
-
-fn shown_value(name: &str, value: &str) -> String {
-    let upper = name.to_ascii_uppercase();
-    if SECRET_NAME_PARTS.iter().any(|part| upper.contains(part)) {
-        MASKED.to_string()
-    } else {
-        redact_userinfo(value)
-    }
-}
-
-/// A URL with the user and password before its host (`https://admin:secret@host`, as an
-/// `OLLAMA_HOST` may carry them) masked: `https://********@host`. Up to the last `@`, so a
-/// password holding `/` or `@` is masked whole; anything without `://` and `@` after it is
-/// returned as it is.
-pub fn redact_userinfo(text: &str) -> String {
-    let Some(scheme_end) = text.find("://").map(|at| at + 3) else {
-        return text.to_string();
-    };
-    // A host the parser wrapped in IPv6 brackets keeps its bracket.
-    let start = scheme_end + usize::from(text[scheme_end..].starts_with('['));
-    match text[start..].rfind('@') {
-        Some(at) => format!("{}{MASKED}{}", &text[..start], &text[start + at..]),
-        None => text.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn lists_what_is_set_and_removed_masking_secret_values() {
-        let caller = env(&[
-            ("HOME", "/h"),
-            ("CLAUDECODE", "1"),
-            ("PHONE_A_FRIEND_DEPTH", "0"),
-        ]);
-        let child = env(&[
-            ("HOME", "/h"),
-            ("PHONE_A_FRIEND_DEPTH", "1"),
-            ("ANTHROPIC_API_KEY", "sk-live"),
-            ("my_auth_token", "t"),
-        ]);
-        let changes = env_changes(&caller, Some(&child));
-        assert_eq!(
-            changes.set,
-            [
-                ("ANTHROPIC_API_KEY".to_string(), MASKED.to_string()),
-                ("PHONE_A_FRIEND_DEPTH".to_string(), "1".to_string()),
-                ("my_auth_token".to_string(), MASKED.to_string()),
-            ]
-        );
-        assert_eq!(changes.removed, ["CLAUDECODE"]);
-        assert_eq!(env_changes(&caller, None), EnvChanges::default());
-    }
-
-    #[test]
-    fn masks_the_userinfo_of_a_url_and_keeps_the_rest() {
-        let cases = [
-            (
-                "https://admin:secret@example.com:8443/ollama/api/chat",
-                "https://********@example.com:8443/ollama/api/chat",
-            ),
-            // How an `OLLAMA_HOST` with a password and a port is read (as the Ollama CLI does).
-            (
-                "https://[admin:secret@example.com:8443]:443/api/chat",
-                "https://[********@example.com:8443]:443/api/chat",
-            ),
-            ("http://a:p/w@d@h:1/x", "http://********@h:1/x"),
-            (
-                "http://localhost:11434/api/chat",
-                "http://localhost:11434/api/chat",
-            ),
-            ("git@github.com:o/r", "git@github.com:o/r"),
-            ("plain", "plain"),
-        ];
-        for (url, shown) in cases {
-            assert_eq!(redact_userinfo(url), shown, "{url}");
-        }
-        let caller = env(&[]);
-        let child = env(&[("OLLAMA_HOST", "http://u:pw@h:1")]);
-        assert_eq!(
-            env_changes(&caller, Some(&child)).set,
-            [("OLLAMA_HOST".to_string(), "http://********@h:1".to_string())]
-        );
-    }
-
-    #[test]
-    fn quotes_the_command_line_as_a_shell_would_need() {
-        let args = ["exec", "-C", "/my repo", "it's", "", "-"].map(String::from);
-        assert_eq!(
-            command_line("/usr/bin/codex", &args),
-            r#"/usr/bin/codex exec -C '/my repo' "it's" '' -"#
-        );
     }
 }

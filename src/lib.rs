@@ -1,34 +1,320 @@
 #![deny(clippy::all)]
-//! Native core of `@phone-a-friend/relay`. Everything but `binding` is free of napi types.
+// napi registers the exports only outside `cfg(test)`, so a test build of the addon (clippy
+// --all-targets) sees them unused; the addon is tested from JS (__test__/).
+#![cfg_attr(test, allow(dead_code))]
+//! The napi addon of `@phone-a-friend/relay`. It only converts: JS values to the core's types
+//! (`relay_core`, crates/core), the core's results and failures to typed JS data. The public API
+//! (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
-pub mod backend;
-pub mod backends;
-// napi registers exports only outside `cfg(test)`; the bindings are tested from JS.
-#[cfg(not(test))]
-mod binding;
-pub mod bounded_text;
-pub mod context;
-pub mod deadline;
-pub mod depth;
-pub mod descriptors;
-pub mod dry_run;
-pub mod env;
-pub mod envelope;
-pub mod errors;
-pub mod git;
-pub mod limits;
-pub mod lines;
-pub mod mcp;
-pub mod paths;
-pub mod registry;
-pub mod relay;
-pub mod relay_all;
-pub mod schema;
-pub mod sessions;
-pub mod stream;
-pub mod subprocess;
-pub mod supervisor;
-#[cfg(test)]
-mod test_http;
-pub mod text;
-pub mod verdict;
+mod call;
+mod dry_run;
+mod failure;
+mod invocation;
+mod js_backend;
+mod mcp;
+mod relay_all;
+mod scope;
+mod sessions;
+
+use napi_derive::napi;
+
+use napi::bindgen_prelude::Either;
+
+use crate::failure::{outcome, NativeFailure};
+use relay_core::env::Env;
+use relay_core::git;
+use relay_core::limits;
+use relay_core::relay::{RelayOptions, ReviewOptions};
+
+#[napi]
+pub const DEFAULT_TIMEOUT_SECONDS: u32 = limits::DEFAULT_TIMEOUT_SECONDS;
+#[napi]
+pub const DEFAULT_BACKEND: &str = limits::DEFAULT_BACKEND;
+#[napi]
+pub const DEFAULT_SANDBOX: &str = limits::DEFAULT_SANDBOX;
+#[napi]
+pub const MAX_RELAY_DEPTH: u32 = limits::MAX_RELAY_DEPTH;
+#[napi]
+pub const MAX_CONTEXT_FILE_BYTES: u32 = limits::MAX_CONTEXT_FILE_BYTES as u32;
+#[napi]
+pub const MAX_DIFF_BYTES: u32 = limits::MAX_DIFF_BYTES as u32;
+#[napi]
+pub const MAX_PROMPT_BYTES: u32 = limits::MAX_PROMPT_BYTES as u32;
+#[napi]
+pub const MAX_OUTPUT_BYTES: u32 = limits::MAX_OUTPUT_BYTES as u32;
+
+// The options' documentation for JS is written here once: napi copies it into binding.d.ts,
+// and lib/internal/options.ts builds the public option types from these (adding only what napi
+// cannot say: literal unions, objects, callbacks, the signal).
+
+/// `relay()`'s options.
+#[napi(object)]
+pub struct NativeRelayOptions {
+    /// What to ask. Must not be blank.
+    pub prompt: String,
+    /// The repository the backend works in; relative paths resolve against `process.cwd()`.
+    pub repo_path: String,
+    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+    /// @default 'codex'
+    pub backend: Option<String>,
+    /// A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed).
+    pub context_file: Option<String>,
+    /// Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`.
+    pub context_text: Option<String>,
+    /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+    /// @default false
+    pub include_diff: Option<bool>,
+    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
+    /// from the call, so reading the context file and running git come out of it and the backend
+    /// gets what is left.
+    /// @default 600
+    pub timeout_seconds: Option<f64>,
+    /// Model name passed to the backend; the backend's own default when absent.
+    pub model: Option<String>,
+    /// What the backend may change in the repository (a `SandboxMode`).
+    /// @default 'read-only'
+    pub sandbox: Option<String>,
+    /// A JSON Schema's text (the wrapper stringifies an object): see `RelayOptions.schema`.
+    pub schema: Option<String>,
+    /// A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
+    /// §12): the first call starts it, later calls continue it (the backend's own session, or a
+    /// replay of the earlier turns). Kept in the session store (see `listSessions()`).
+    pub session: Option<String>,
+    /// The backend's own session id to attach to (adopted under `session` when both are given).
+    pub backend_session: Option<String>,
+}
+
+/// `reviewRelay()`'s options.
+#[napi(object)]
+pub struct NativeReviewOptions {
+    /// The repository to review; relative paths resolve against `process.cwd()`.
+    pub repo_path: String,
+    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+    /// @default 'codex'
+    pub backend: Option<String>,
+    /// The branch or commit to diff against (`git diff <base>...HEAD`).
+    /// @default the first of `main`, `master` that exists, else `HEAD~1`
+    pub base: Option<String>,
+    /// Review instructions.
+    /// @default 'Review the following changes.'
+    pub prompt: Option<String>,
+    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
+    /// from the call, so reading the context file and running git come out of it and the backend
+    /// gets what is left.
+    /// @default 600
+    pub timeout_seconds: Option<f64>,
+    /// Model name passed to the backend.
+    pub model: Option<String>,
+    /// What the backend may change in the repository (a `SandboxMode`).
+    /// @default 'read-only'
+    pub sandbox: Option<String>,
+    /// A JSON Schema's text (the wrapper stringifies an object): see `ReviewRelayOptions.schema`.
+    pub schema: Option<String>,
+    /// Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
+    /// phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
+    /// findings (see `parseVerdict()`). Not with `schema`.
+    /// @default false
+    pub verdict: Option<bool>,
+}
+
+/// Snapshotted on the JS thread when the call is made, so nothing reads the process's
+/// environment from another thread.
+#[napi(object)]
+pub struct NativeCaller {
+    /// The environment as `key=value` entries, each ended by NUL (a value never holds NUL, a key
+    /// never holds `=`): from a worker, whose `process.env` is its own copy. Absent on the main
+    /// thread, where `process.env` is the process's environment: it is read here, on the JS
+    /// thread, far faster than JS can copy `process.env`.
+    pub env: Option<String>,
+    /// The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8).
+    pub depth: Option<u32>,
+    pub cwd: String,
+    pub call_tag: u32,
+}
+
+impl From<NativeRelayOptions> for RelayOptions {
+    fn from(options: NativeRelayOptions) -> Self {
+        RelayOptions {
+            prompt: options.prompt,
+            repo_path: options.repo_path,
+            backend: options.backend,
+            context_file: options.context_file,
+            context_text: options.context_text,
+            include_diff: options.include_diff.unwrap_or(false),
+            timeout_seconds: options.timeout_seconds,
+            model: options.model,
+            sandbox: options.sandbox,
+            schema: options.schema,
+            session: options.session,
+            backend_session: options.backend_session,
+        }
+    }
+}
+
+impl From<NativeReviewOptions> for ReviewOptions {
+    fn from(options: NativeReviewOptions) -> Self {
+        ReviewOptions {
+            repo_path: options.repo_path,
+            backend: options.backend,
+            base: options.base,
+            prompt: options.prompt,
+            timeout_seconds: options.timeout_seconds,
+            model: options.model,
+            sandbox: options.sandbox,
+            schema: options.schema,
+            verdict: options.verdict.unwrap_or(false),
+        }
+    }
+}
+
+/// Whether the calling JS thread is the process's main thread (its thread id is the process
+/// id): there `process.env` is the process's environment, which native code can read itself.
+/// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
+#[napi]
+pub fn on_process_main_thread() -> bool {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let thread = unsafe { libc::gettid() };
+    i64::from(thread) == i64::from(std::process::id())
+}
+
+/// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.
+fn caller_env(entries: Option<&str>, depth: Option<u32>) -> Env {
+    let mut env = match entries {
+        Some(entries) => parse_env(entries),
+        // What JS cannot see (a name or value that is not UTF-8) is left out or replaced, as
+        // Node decodes it.
+        None => relay_core::env::process(),
+    };
+    if let Some(depth) = depth {
+        relay_core::depth::raise_to(&mut env, u64::from(depth));
+    }
+    env
+}
+
+fn parse_env(entries: &str) -> Env {
+    relay_core::env::decode(entries)
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
+}
+
+/// Synchronous, as in the original: `main`, `master`, else `HEAD~1`; git is given
+/// `timeout_seconds` (default 30), after which it counts as failed (`HEAD~1`).
+#[napi]
+pub fn detect_default_branch(
+    repo_path: String,
+    timeout_seconds: Option<f64>,
+) -> Either<String, NativeFailure> {
+    outcome(git::detect_default_branch_blocking(
+        &repo_path,
+        timeout_seconds,
+    ))
+}
+
+/// Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
+/// `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
+#[napi]
+pub fn git_diff_base(
+    repo_path: String,
+    base: String,
+    timeout_seconds: Option<f64>,
+) -> Either<String, NativeFailure> {
+    outcome(git::diff_against_base_blocking(
+        &repo_path,
+        &base,
+        timeout_seconds,
+    ))
+}
+
+/// A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
+/// does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
+/// says what is wrong.
+#[napi]
+pub fn parse_verdict(text: String) -> Either<String, NativeFailure> {
+    outcome(
+        relay_core::verdict::parse(&text)
+            .map(|verdict| verdict.to_json())
+            .map_err(relay_core::errors::RelayError::from),
+    )
+}
+
+/// Whether each built-in backend's CLI is on the PATH.
+#[napi(object)]
+pub struct InstalledBackends {
+    pub codex: bool,
+    pub gemini: bool,
+    pub ollama: bool,
+    pub claude: bool,
+    pub opencode: bool,
+}
+
+/// Synchronous: looks the CLIs up on this process's PATH.
+#[napi]
+pub fn check_backends() -> InstalledBackends {
+    let env = caller_env(None, None);
+    let installed = relay_core::backends::installed_clis(&env);
+    let found = |name: &str| {
+        installed
+            .iter()
+            .any(|&(cli, on_path)| cli == name && on_path)
+    };
+    InstalledBackends {
+        codex: found("codex"),
+        gemini: found("gemini"),
+        ollama: found("ollama"),
+        claude: found("claude"),
+        opencode: found("opencode"),
+    }
+}
+
+/// How the relay reaches a built-in backend.
+#[napi(string_enum = "lowercase")]
+pub enum BackendReach {
+    /// Runs its CLI, found on PATH.
+    Cli,
+    /// Talks HTTP to its server.
+    Server,
+}
+
+/// A built-in backend, as the Rust table has it.
+#[napi(object, object_from_js = false)]
+pub struct BuiltinBackend {
+    pub name: String,
+    /// What it is, for people.
+    pub what: String,
+    pub reach: BackendReach,
+    /// The npm package of its CLI, when it comes from npm.
+    pub npm_package: Option<String>,
+    /// How to get it: the command, or where to download it.
+    pub install: String,
+    /// The sandbox modes it accepts.
+    pub sandboxes: Vec<String>,
+    /// The version of its CLI the relay was checked against.
+    pub verified_version: Option<String>,
+}
+
+/// The built-in backends, in the order `doctor` lists them.
+#[napi]
+pub fn builtin_backends() -> Vec<BuiltinBackend> {
+    use relay_core::backends::builtin::{Reach, BUILTINS};
+    BUILTINS
+        .iter()
+        .map(|backend| BuiltinBackend {
+            name: backend.name.into(),
+            what: backend.what.into(),
+            reach: match backend.reach {
+                Reach::Cli => BackendReach::Cli,
+                Reach::Server => BackendReach::Server,
+            },
+            npm_package: backend.npm_package.map(String::from),
+            install: backend.install.into(),
+            sandboxes: backend.sandboxes(),
+            verified_version: backend.verified_version.map(String::from),
+        })
+        .collect()
+}
+
+/// The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`).
+#[napi]
+pub fn ollama_base_url(ollama_host: Option<String>) -> String {
+    relay_core::backends::ollama_host::base_url(ollama_host.as_deref())
+}

@@ -1,78 +1,29 @@
-//! `relayAll()` (docs/CONTRACT.md §15): one preparation, several backends at once.
-//!
-//! The checks that do not depend on the backend (prompt, timeout, repository, context, diff,
-//! sizes, depth) run once and reject the whole call, as `relay()` would, whatever the backends.
-//! The one check that does (check 4: a name nobody registered, a sandbox mode the backend
-//! refuses) fails that backend alone: its neighbours still run. The context file is read once,
-//! git diff runs once, and every backend gets the same envelope, the call's one deadline and
-//! its one cancellation token, so an abort stops them all and rejects the call.
+//! `relayAll()` (docs/CONTRACT.md §15) outcomes as JS objects: each backend's answer or failure,
+//! as data.
 
-use futures_util::future::join_all;
+use napi_derive::napi;
 
-use crate::errors::RelayFailure;
-use crate::registry::Registry;
-use crate::relay::{check_backend, checked, prepare_run, run_backend, CallContext, RelayOptions};
+use crate::failure::NativeFailure;
+use relay_core::relay_all::BackendOutcome;
 
-/// How one backend of the call settled.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BackendOutcome {
+/// How one backend of a `relayAll()` call settled: `answer` or `failure`.
+#[napi(object, object_from_js = false)]
+pub struct NativeBackendOutcome {
     pub backend: String,
-    pub outcome: Result<String, RelayFailure>,
+    pub answer: Option<String>,
+    pub failure: Option<NativeFailure>,
 }
 
-/// Runs `options` on every backend of `backends` (in that order in the result; a name given
-/// twice runs twice). `options.backend` is ignored.
-pub async fn relay_all(
-    registry: Registry,
-    options: RelayOptions,
-    backends: Vec<String>,
-    call: CallContext,
-) -> Result<Vec<BackendOutcome>, RelayFailure> {
-    let (targets, request, _) = prepare_run(
-        &registry,
-        options,
-        &call.env,
-        &call.cwd,
-        call.tag,
-        &call.cancel,
-        |registry, sandbox| {
-            Ok(backends
-                .into_iter()
-                .map(|name| {
-                    let backend = check_backend(registry, &name, sandbox);
-                    (name, backend)
-                })
-                .collect::<Vec<_>>())
-        },
-        // A session belongs to one backend.
-        |_| None,
-    )
-    .await?;
-    let (deadline, schema) = (request.deadline.clone(), request.schema.clone());
-    let runs = targets.into_iter().map(|(name, backend)| {
-        let request = request.clone();
-        let (deadline, schema) = (&deadline, &schema);
-        async move {
-            let outcome = match backend {
-                Ok(backend) => match run_backend(backend, request, deadline).await {
-                    Ok(answer) => checked(answer, schema.as_ref(), false, deadline).await,
-                    Err(failure) => Err(failure),
-                },
-                Err(refused) => Err(refused.into()),
-            };
-            BackendOutcome {
-                backend: name,
-                outcome,
-            }
+impl From<BackendOutcome> for NativeBackendOutcome {
+    fn from(outcome: BackendOutcome) -> Self {
+        let (answer, failure) = match outcome.outcome {
+            Ok(answer) => (Some(answer), None),
+            Err(failure) => (None, Some(NativeFailure::from(&failure))),
+        };
+        NativeBackendOutcome {
+            backend: outcome.backend,
+            answer,
+            failure,
         }
-    });
-    let outcomes = join_all(runs).await;
-    if call.cancel.is_cancelled() {
-        return Err(RelayFailure::Aborted);
     }
-    Ok(outcomes)
 }
-
-#[cfg(test)]
-#[path = "relay_all_tests.rs"]
-mod tests;

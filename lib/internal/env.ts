@@ -1,5 +1,5 @@
 // An environment as the one string it crosses the native boundary in: `key=value` entries each
-// ended by NUL (one string crosses far faster than an object of many). Rust's `src/env.rs`
+// ended by NUL (one string crosses far faster than an object of many). Rust's `crates/core/src/env.rs`
 // encodes and decodes the same form.
 
 /** `env` as entries; names whose value is not a string are left out. */

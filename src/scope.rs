@@ -14,20 +14,20 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{Ending, NativeCall, Start};
-use super::dry_run::NativeDryRun;
-use super::failure::{outcome, NativeFailure};
-use super::js_backend::{self, BackendCall, BackendOutcome, JsBackend};
-use super::relay_all::NativeBackendOutcome;
-use super::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
-use crate::backends::builtins;
-use crate::env::Env as Environment;
-use crate::errors::RelayError;
-use crate::limits::DEFAULT_BACKEND;
-use crate::limits::DEPTH_ENV_VAR;
-use crate::registry::Registry;
-use crate::relay::{self, Prepared, RelayOptions};
-use crate::sessions::ResumeStrategy;
+use crate::call::{Ending, NativeCall, Start};
+use crate::dry_run::NativeDryRun;
+use crate::failure::{outcome, NativeFailure};
+use crate::js_backend::{self, BackendCall, BackendOutcome, JsBackend};
+use crate::relay_all::NativeBackendOutcome;
+use crate::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
+use relay_core::backends::builtins;
+use relay_core::env::Env as Environment;
+use relay_core::errors::RelayError;
+use relay_core::limits::DEFAULT_BACKEND;
+use relay_core::limits::DEPTH_ENV_VAR;
+use relay_core::registry::Registry;
+use relay_core::relay::{self, Prepared, RelayOptions};
+use relay_core::sessions::ResumeStrategy;
 
 /// How a `relay()` or `reviewRelay()` is made.
 #[napi(object)]
@@ -112,13 +112,13 @@ impl RelayScope {
     ) -> Either<DirectRelay, NativeFailure> {
         // The environment is copied once, as the entries the backend's `env` is made from; the
         // preparation reads only the depth from it (it runs no git and opens no store).
-        let entries = caller.env.unwrap_or_else(crate::env::process_entries);
-        let mut env: Environment = crate::depth::depth_entry(&entries)
+        let entries = caller.env.unwrap_or_else(relay_core::env::process_entries);
+        let mut env: Environment = relay_core::depth::depth_entry(&entries)
             .map(|depth| (DEPTH_ENV_VAR.to_string(), depth.to_string()))
             .into_iter()
             .collect();
         if let Some(depth) = caller.depth {
-            crate::depth::raise_to(&mut env, u64::from(depth));
+            relay_core::depth::raise_to(&mut env, u64::from(depth));
         }
         let prepared = relay::prepare_relay_at_once(
             &self.registry,
@@ -138,7 +138,7 @@ impl RelayScope {
                     &name,
                     backend.resume_strategy(),
                     request,
-                    crate::depth::with_depth_entry(&entries, &child_depth),
+                    relay_core::depth::with_depth_entry(&entries, &child_depth),
                     None,
                     false,
                 );
@@ -270,7 +270,7 @@ impl RelayScope {
         caller: NativeCaller,
     ) -> NativeCall {
         NativeCall::start(self.call(caller, false), |registry, context| async move {
-            crate::relay_all::relay_all(registry, options.into(), backends, context)
+            relay_core::relay_all::relay_all(registry, options.into(), backends, context)
                 .await
                 .map(|outcomes| {
                     Ending::Outcomes(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use crate::stream::ChunkSink;
+use relay_core::stream::ChunkSink;
 
 /// How long a cancelled call waits for its backend to have been told; a closing environment
 /// may never run the trampoline.

@@ -6,7 +6,7 @@
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
-use crate::errors::{RelayError, RelayFailure};
+use relay_core::errors::{RelayError, RelayFailure};
 
 /// What kind of failure a `NativeFailure` is.
 #[napi(string_enum = "lowercase")]

@@ -1,4 +1,4 @@
-//! `phone-a-friend mcp`: starts the MCP server (`crate::mcp`) on the process's stdin and stdout.
+//! `phone-a-friend mcp`: starts the MCP server (`relay_core::mcp`) on the process's stdin and stdout.
 //! The promise settles when the client closes stdin and every relay in flight has stopped; the
 //! JS thread is free meanwhile.
 
@@ -10,11 +10,11 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::Result;
 use napi_derive::napi;
 
-use super::scope::RelayScope;
-use crate::backends::builtins;
-use crate::mcp::{serve_process_stdio, ServerConfig};
-use crate::registry::Registry;
-use crate::relay::Warn;
+use crate::scope::RelayScope;
+use relay_core::backends::builtins;
+use relay_core::mcp::{serve_process_stdio, ServerConfig};
+use relay_core::registry::Registry;
+use relay_core::relay::Warn;
 
 /// Serves MCP on fd 0 and 1 until stdin closes. From then on nothing else in the process can
 /// use them: stdin reads `/dev/null`, stdout writes go to stderr. Relays use the environment and
@@ -27,7 +27,7 @@ pub fn serve_mcp<'env>(
 ) -> Result<PromiseRaw<'env, ()>> {
     let config = ServerConfig {
         registry: Registry::new(builtins()),
-        env: crate::env::process(),
+        env: relay_core::env::process(),
         cwd,
         warn: Arc::new(Stderr),
         // The scope's teardown (process exit) stops every relay in flight.

@@ -9,14 +9,14 @@
 use std::io::{self, Read};
 use std::net::Ipv6Addr;
 
-use phone_a_friend_relay::backends::ollama_host::{self, OllamaHost};
-use phone_a_friend_relay::bounded_text::{self, BoundedText, Measured};
-use phone_a_friend_relay::deadline::Deadline;
-use phone_a_friend_relay::deadline::Timeout;
-use phone_a_friend_relay::envelope::{build_envelope, check_prompt_size};
-use phone_a_friend_relay::errors::Subject;
-use phone_a_friend_relay::text::js_number;
 use proptest::prelude::*;
+use relay_core::backends::ollama_host::{self, OllamaHost};
+use relay_core::bounded_text::{self, BoundedText, Measured};
+use relay_core::deadline::Deadline;
+use relay_core::deadline::Timeout;
+use relay_core::envelope::{build_envelope, check_prompt_size};
+use relay_core::errors::Subject;
+use relay_core::text::js_number;
 
 /// `read_bounded_until` to the end, under a deadline too far away to matter.
 fn read_whole(reader: impl Read, limit: usize) -> Measured {

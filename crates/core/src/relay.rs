@@ -802,7 +802,7 @@ async fn streamed(
 }
 
 /// A backend's result as the caller sees it; once the signal fired, the call is aborted.
-pub(crate) fn settle(
+pub fn settle(
     name: &str,
     result: BackendResult,
     cancel: &CancellationToken,

@@ -5,11 +5,11 @@ use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Result;
 use napi_derive::napi;
 
-use super::failure::{outcome, NativeFailure};
-use super::scope::RelayScope;
-use super::{caller_env, NativeCaller};
-use crate::deadline::{Deadline, Timeout};
-use crate::sessions::{self, store::Store};
+use crate::failure::{outcome, NativeFailure};
+use crate::scope::RelayScope;
+use crate::{caller_env, NativeCaller};
+use relay_core::deadline::{Deadline, Timeout};
+use relay_core::sessions::{self, store::Store};
 
 /// How long reading the store, or a change to it waiting for its lock, may take.
 const STORE_TIMEOUT: Timeout = Timeout::whole_seconds(std::num::NonZeroU32::MIN.saturating_add(9));
@@ -33,7 +33,7 @@ fn store(
 ) -> std::result::Result<(Store, Deadline), NativeFailure> {
     let env = caller_env(caller.env.as_deref(), caller.depth);
     let store = Store::from_env(&env)
-        .map_err(|e| NativeFailure::from(&crate::errors::RelayError::from(e)))?;
+        .map_err(|e| NativeFailure::from(&relay_core::errors::RelayError::from(e)))?;
     Ok((
         store,
         Deadline::starting_now(STORE_TIMEOUT, scope.child_token()),
@@ -49,7 +49,7 @@ fn with_store<'env, T, Work>(
 ) -> Result<PromiseRaw<'env, Either<T, NativeFailure>>>
 where
     T: napi::bindgen_prelude::ToNapiValue + Send + 'static,
-    Work: std::future::Future<Output = std::result::Result<T, crate::errors::RelayError>>
+    Work: std::future::Future<Output = std::result::Result<T, relay_core::errors::RelayError>>
         + Send
         + 'static,
 {

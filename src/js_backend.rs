@@ -7,7 +7,7 @@
 //! The trampoline makes an `AbortController` per invocation, whose signal the backend receives,
 //! and keeps the invocation's time (it is told what the deadline leaves): at the end it aborts
 //! the backend's signal, and gives up a grace later. This side tells it of cancellations through
-//! the invocation's `stopped()` ([`super::invocation`]), refuses an answer that comes after the
+//! the invocation's `stopped()` ([`crate::invocation`]), refuses an answer that comes after the
 //! deadline, and stops waiting on its own a while after the trampoline should have given up, in
 //! case its thread is stuck.
 
@@ -20,15 +20,15 @@ use napi::Status;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{
+use relay_core::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
 };
-use crate::deadline::{Deadline, Stop, Timeout};
-use crate::errors::{BackendFailureKind, ThrownValue};
-use crate::sessions::{ReportedId, ResumeStrategy};
-use crate::stream::ChunkSink;
+use relay_core::deadline::{Deadline, Stop, Timeout};
+use relay_core::errors::{BackendFailureKind, ThrownValue};
+use relay_core::sessions::{ReportedId, ResumeStrategy};
+use relay_core::stream::ChunkSink;
 
-use super::invocation::{Control, Invocation};
+use crate::invocation::{Control, Invocation};
 
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
 /// long enough that a backend's own timeout error wins the race.
@@ -105,12 +105,12 @@ pub struct JsBackend {
     pub invoke: Arc<InvokeFn>,
 }
 
-fn serialized_env(env: &crate::env::Env) -> String {
-    crate::env::encode(env)
+fn serialized_env(env: &relay_core::env::Env) -> String {
+    relay_core::env::encode(env)
 }
 
-fn child_depth(env: &crate::env::Env) -> String {
-    env.get(crate::limits::DEPTH_ENV_VAR)
+fn child_depth(env: &relay_core::env::Env) -> String {
+    env.get(relay_core::limits::DEPTH_ENV_VAR)
         .cloned()
         .unwrap_or_default()
 }

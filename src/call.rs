@@ -12,13 +12,13 @@ use napi_derive::napi;
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use super::dry_run::NativeDryRun;
-use super::failure::NativeFailure;
-use super::relay_all::NativeBackendOutcome;
-use crate::errors::RelayFailure;
-use crate::registry::Registry;
-use crate::relay::{CallContext, Warn};
-use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
+use crate::dry_run::NativeDryRun;
+use crate::failure::NativeFailure;
+use crate::relay_all::NativeBackendOutcome;
+use relay_core::errors::RelayFailure;
+use relay_core::registry::Registry;
+use relay_core::relay::{CallContext, Warn};
+use relay_core::stream::{chunk_channel, ChunkSink, ChunkSource};
 
 /// How a call ended well.
 pub enum Ending {
@@ -128,7 +128,7 @@ pub struct NativeCall {
 /// What starting a call needs besides its work, snapshotted on the JS thread.
 pub struct Start {
     pub registry: Registry,
-    pub env: crate::env::Env,
+    pub env: relay_core::env::Env,
     pub cwd: String,
     pub cancel: CancellationToken,
     /// Handed to JS backends as `callTag`: the wrapper's record of the call.

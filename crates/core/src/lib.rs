@@ -1,0 +1,33 @@
+#![deny(clippy::all)]
+//! The core of `@phone-a-friend/relay`, free of napi: everything a relay does, from the checks
+//! to the backends, the sessions and the MCP server. The addon (the crate at the repository's
+//! root) only converts between JS values and these types (docs/ARCHITECTURE.md §1).
+
+pub mod backend;
+pub mod backends;
+pub mod bounded_text;
+pub mod context;
+pub mod deadline;
+pub mod depth;
+pub mod descriptors;
+pub mod dry_run;
+pub mod env;
+pub mod envelope;
+pub mod errors;
+pub mod git;
+pub mod limits;
+pub mod lines;
+pub mod mcp;
+pub mod paths;
+pub mod registry;
+pub mod relay;
+pub mod relay_all;
+pub mod schema;
+pub mod sessions;
+pub mod stream;
+pub mod subprocess;
+pub mod supervisor;
+#[cfg(test)]
+mod test_http;
+pub mod text;
+pub mod verdict;
