@@ -15,16 +15,19 @@
 // napi's own commands do the napi part, on the staged copy: `create-npm-dirs` writes the platform
 // manifests from the main one (so `napi.targets` is the one list of platforms), `artifacts` copies
 // the addons in, `pre-publish --skip-optional-publish` checks the platform packages and writes the
-// main package's `optionalDependencies`. This script adds the supervisor, which napi knows nothing of.
+// main package's `optionalDependencies`. This script adds the supervisor, which napi knows nothing of,
+// and LICENSE. It builds nothing, and refuses a dist/ that is not what tsc makes of lib/ now.
 // The staged main package names only the targets built here; `--all` fails unless every target is.
+// `--out <folder>` stages elsewhere than release/ (a folder that is absent or empty).
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { NapiCli, parseTriple } from '@napi-rs/cli'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const STAGE = join(ROOT, 'release')
+const out = process.argv.indexOf('--out')
+const STAGE = out === -1 ? join(ROOT, 'release') : resolve(process.argv[out + 1] ?? '')
 const SUPERVISOR = 'phone-a-friend-supervisor'
 /** ELF `e_machine` of each Node arch the supervisor may be built for. */
 const ELF_MACHINE = { x64: 62, arm64: 183, ia32: 3, arm: 40, riscv64: 243, ppc64: 21, s390x: 22, loong64: 258 }
@@ -57,6 +60,21 @@ function supervisorFor(target) {
   return candidates.find((file) => existsSync(file) && isElfFor(file, target.arch))
 }
 
+/** dist/ is what tsc makes of lib/ now: no source newer than its output, no output without a source. */
+function checkDist() {
+  const lib = join(ROOT, 'lib')
+  const dist = join(ROOT, 'dist')
+  if (!existsSync(join(dist, 'index.js'))) fail('dist/ is missing: run npm run build')
+  const sources = readdirSync(lib, { recursive: true }).filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+  for (const source of sources) {
+    const output = join(dist, source.replace(/\.ts$/, '.js'))
+    if (!existsSync(output) || statSync(output).mtimeMs < statSync(join(lib, source)).mtimeMs) fail(`dist/ is older than lib/${source}: run npm run build`)
+  }
+  const outputs = readdirSync(dist, { recursive: true }).filter((file) => file.endsWith('.js'))
+  const stray = outputs.find((output) => !sources.includes(output.replace(/\.js$/, '.ts')))
+  if (stray !== undefined) fail(`dist/${stray} has no source in lib/ and would be published: delete dist/ and run npm run build`)
+}
+
 const pkg = readJson(join(ROOT, 'package.json'))
 const binaryName = pkg.napi.binaryName
 const targets = pkg.napi.targets.map(parseTriple)
@@ -66,14 +84,15 @@ const unbuilt = targets.filter((target) => !built.includes(target))
 
 if (built.length === 0) fail(`no target of napi.targets is built (${targets.map(addonOf).join(', ')} missing): run npm run build`)
 if (unbuilt.length > 0 && process.argv.includes('--all')) fail(`not built: ${unbuilt.map((target) => target.triple).join(', ')}`)
-if (!existsSync(join(ROOT, 'dist', 'index.js'))) fail('dist/ is missing: run npm run build')
+checkDist()
 const supervisors = new Map(built.map((target) => [target, supervisorFor(target)]))
 for (const [target, supervisor] of supervisors) {
   if (supervisor === undefined) fail(`no ${SUPERVISOR} built for ${target.triple} (at the root or in target/supervisor/${target.triple}/release/): run npm run build:supervisor`)
 }
 
+if (out !== -1 && existsSync(STAGE) && readdirSync(STAGE).length > 0) fail(`--out ${STAGE}: not empty`)
 rmSync(STAGE, { recursive: true, force: true })
-mkdirSync(STAGE)
+mkdirSync(STAGE, { recursive: true })
 
 // The main package: exactly what npm packs from the repository, and a manifest for users.
 const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }))[0].files
@@ -113,11 +132,13 @@ for (const [target, supervisor] of supervisors) {
 await napi.prePublish({ cwd: STAGE, skipOptionalPublish: true, ghRelease: false })
 
 // What each package will publish, as npm packs it.
+const show = (dir) => (relative(process.cwd(), dir).startsWith('..') ? dir : relative(process.cwd(), dir) || '.')
 const contents = (dir) => JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8' }))[0]
 const summary = [STAGE, ...built.map((target) => join(STAGE, 'npm', target.platformArchABI))].map((dir) => {
   const { name, version, files, size } = contents(dir)
-  return `  ${name}@${version}  ${(size / 1e6).toFixed(1)} MB packed, ${files.length} files  (${dir.slice(ROOT.length + 1)})`
+  return `  ${name}@${version}  ${(size / 1e6).toFixed(1)} MB packed, ${files.length} files  (${show(dir)})`
 })
-console.log(`Assembled in release/:\n${summary.join('\n')}`)
+const shown = show(STAGE)
+console.log(`Assembled in ${shown}:\n${summary.join('\n')}`)
 if (unbuilt.length > 0) console.log(`Not built, so not assembled: ${unbuilt.map((target) => target.triple).join(', ')}`)
-console.log('Publish the platform packages first: npm publish release/npm/<platform>, then npm publish release')
+console.log(`Publish the platform packages first: npm publish ${join(shown, 'npm', '<platform>')}, then npm publish ${shown}`)
