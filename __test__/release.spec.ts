@@ -167,9 +167,13 @@ describe('published to a registry and installed as the README says', () => {
     expect(statSync(join(platform, 'phone-a-friend-supervisor')).mode & 0o111).not.toBe(0)
   })
 
-  it('the committed npm/ manifest is the one release:assemble generates', () => {
-    const committed = readFileSync(join(ROOT, 'npm', PLATFORM, 'package.json'), 'utf8')
-    expect(readFileSync(join(stage, 'npm', PLATFORM, 'package.json'), 'utf8')).toBe(committed)
+  it('the committed npm/<platform>/package.json of each assembled platform is the one release:assemble generates', () => {
+    const platforms = readdirSync(join(stage, 'npm'))
+    expect(platforms).toContain(PLATFORM)
+    for (const platform of platforms) {
+      const generated = readFileSync(join(stage, 'npm', platform, 'package.json'), 'utf8')
+      expect(readFileSync(join(ROOT, 'npm', platform, 'package.json'), 'utf8'), `npm/${platform}/package.json`).toBe(generated)
+    }
   })
 
   it('require() relays through a CLI backend, run under the shipped supervisor', async () => {
@@ -220,6 +224,22 @@ describe('installed without optional dependencies', () => {
     expect(doctor.code).toBe(1)
     expect(doctor.stdout).toBe('')
     expect(doctor.stderr).toMatch(new RegExp(`^Error \\[ERR_NATIVE_BINDING_MISSING\\]: .*the package ${PLATFORM_PACKAGE}, which holds it for this platform \\(${PLATFORM}\\)`))
+  })
+
+  it('on a platform the package has no build for, the error says so and names the platforms it has', async () => {
+    const manifest = join(installed, 'node_modules', PKG.name, 'package.json')
+    const original = readFileSync(manifest, 'utf8')
+    const elsewhere = { [`${PKG.name}-darwin-arm64`]: PKG.version, [`${PKG.name}-linux-arm64-gnu`]: PKG.version }
+    writeFileSync(manifest, JSON.stringify({ ...JSON.parse(original), optionalDependencies: elsewhere }))
+    try {
+      const out = JSON.parse(await ok(process.execPath, ['-e', RELAY], installed)) as Record<string, string>
+      expect(out.code).toBe('ERR_NATIVE_BINDING_MISSING')
+      expect(out.message).toBe(
+        `${PKG.name} has no native addon for this platform (${PLATFORM}): there is no package ${PLATFORM_PACKAGE}. It is built for darwin-arm64, linux-arm64-gnu.`,
+      )
+    } finally {
+      writeFileSync(manifest, original)
+    }
   })
 
   it('installing again with optional dependencies brings the platform package, and the relay works', async () => {
