@@ -18,6 +18,7 @@ export type RelayErrorCode =
   | 'ERR_BACKEND_FAILED'
   | 'ERR_BACKEND_NO_OUTPUT'
   | 'ERR_INTERNAL'
+  | 'ERR_NATIVE_BINDING_MISSING'
 
 export interface RelayErrorOptions {
   /** The backend that failed, for errors a backend reported. */
