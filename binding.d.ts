@@ -17,14 +17,17 @@ export declare class Invocation {
   push(text: string): Promise<void>
   /** Resolves when the relay stops the invocation, with why; with `null` once it is closed. */
   stopped(): Promise<InvocationStop | null>
+  /** The trampoline's outcome (the first one counts; the relay may have given up already). */
+  settle(outcome: BackendOutcome): void
   /** The trampoline is done with it: it settled, or it told the backend to stop. */
   close(): void
 }
 
 export declare class NativeCall {
   /**
-   * The next step: a warning or streamed text as they come, then the end (answer, dry run,
-   * outcomes or failure). The wrapper asks for one at a time and stops after the end.
+   * The next step: a warning, a JS backend to run or streamed text as they come, then the end
+   * (answer, dry run, outcomes or failure). The wrapper asks for one at a time, without
+   * waiting for an invocation it was handed to settle, and stops after the end.
    */
   next(): Promise<CallStep>
   /**
@@ -36,8 +39,11 @@ export declare class NativeCall {
 
 export declare class RelayScope {
   constructor()
-  /** Registers a JS backend, replacing any backend of the same name in this scope. */
-  registerJsBackend(name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: ResumeStrategyName, invoke: (arg: BackendCall) => Promise<BackendOutcome>): void
+  /**
+   * Registers a JS backend, replacing any backend of the same name in this scope. The
+   * wrapper keeps its trampoline by name and runs it when a call hands it an invocation.
+   */
+  registerJsBackend(name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: ResumeStrategyName): void
   /** Drops the JS backends of this scope and restores the built-ins. */
   resetRegistry(): void
   /**
@@ -54,8 +60,9 @@ export declare class RelayScope {
 
 /** What the trampoline receives: the method and the options it passes on. */
 export interface BackendCall {
+  /** The registered backend's name: the caller runs its trampoline. */
+  backend: string
   method: string
-  callTag: number
   /**
    * Made from the runtime: where streamed chunks go and how the relay stops it. Absent when
    * the wrapper calls the trampoline itself (it keeps the caller's signal and time).
@@ -149,6 +156,7 @@ export interface CallMode {
 export interface CallStep {
   kind: StepKind
   text?: string
+  invoke?: BackendCall
   dryRun?: NativeDryRun
   outcomes?: Array<NativeBackendOutcome>
   failure?: NativeFailure
@@ -241,7 +249,6 @@ export interface NativeCaller {
   /** The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8). */
   depth?: number
   cwd: string
-  callTag: number
 }
 
 export interface NativeDryRun {
@@ -427,7 +434,7 @@ export declare function serveMcp(scope: RelayScope, cwd: string): Promise<void>
 export declare function settleDirect(backend: string, result: BackendOutcome): string | NativeFailure
 
 /** What a step is. */
-export type StepKind = 'text' | 'warning' | 'answer' | 'dryrun' | 'outcomes' | 'failure'
+export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'outcomes' | 'failure'
 
 /** Why the relay stopped an invocation. */
 export type StopReason = 'timeout' | 'cancelled'

@@ -1,7 +1,7 @@
 //! One call in progress, as the wrapper holds it: every operation (`relay`, `reviewRelay`,
 //! `relayAll`, streamed or not, dry run or not) starts on the runtime and hands back a
-//! `NativeCall`, whose `next()` gives the call's steps in order (its warnings and streamed text
-//! as they come, then its end) and whose `cancel()` gives it up (the caller's signal, a stream
+//! `NativeCall`, whose `next()` gives the call's steps in order (its warnings, its JS backends
+//! to run and its streamed text as they come, then its end) and whose `cancel()` gives it up (the caller's signal, a stream
 //! left early). docs/ARCHITECTURE.md §2 draws the road.
 
 use std::future::Future;
@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::dry_run::NativeDryRun;
 use crate::failure::NativeFailure;
+use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
+use relay_core::backend::CallLink;
 use relay_core::errors::RelayFailure;
 use relay_core::registry::Registry;
 use relay_core::relay::{CallContext, Warn};
@@ -36,6 +38,9 @@ pub enum StepKind {
     Text,
     /// A warning about the call (`text`): the caller's `onWarning`, else `console.error`.
     Warning,
+    /// A JS backend to run for the call (`invoke`): the caller runs its trampoline and settles
+    /// the invocation.
+    Invoke,
     /// The call's answer (`text`): the last step.
     Answer,
     /// What would be run (`dryRun`): the last step.
@@ -51,6 +56,7 @@ pub enum StepKind {
 pub struct CallStep {
     pub kind: StepKind,
     pub text: Option<String>,
+    pub invoke: Option<BackendCall>,
     pub dry_run: Option<NativeDryRun>,
     pub outcomes: Option<Vec<NativeBackendOutcome>>,
     pub failure: Option<NativeFailure>,
@@ -61,6 +67,7 @@ impl CallStep {
         CallStep {
             kind,
             text: Some(text),
+            invoke: None,
             dry_run: None,
             outcomes: None,
             failure: None,
@@ -71,6 +78,7 @@ impl CallStep {
         let mut step = CallStep {
             kind: StepKind::Answer,
             text: None,
+            invoke: None,
             dry_run: None,
             outcomes: None,
             failure: None,
@@ -90,10 +98,22 @@ impl CallStep {
         step
     }
 
+    fn invoke(call: BackendCall) -> CallStep {
+        CallStep {
+            kind: StepKind::Invoke,
+            text: None,
+            invoke: Some(call),
+            dry_run: None,
+            outcomes: None,
+            failure: None,
+        }
+    }
+
     pub fn failed(failure: &RelayFailure) -> CallStep {
         CallStep {
             kind: StepKind::Failure,
             text: None,
+            invoke: None,
             dry_run: None,
             outcomes: None,
             failure: Some(NativeFailure::from(failure)),
@@ -105,7 +125,7 @@ impl CallStep {
 struct CallWarnings(mpsc::UnboundedSender<String>);
 
 impl Warn for CallWarnings {
-    fn warn(&self, _call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         // Nobody reading any more (the call was given up) is fine.
         let _ = self.0.send(message);
         Box::pin(std::future::ready(()))
@@ -114,6 +134,8 @@ impl Warn for CallWarnings {
 
 struct Steps {
     warnings: mpsc::UnboundedReceiver<String>,
+    /// Its JS backends' invocations, for the caller's JS to run.
+    invocations: mpsc::UnboundedReceiver<BackendCall>,
     /// `None` when the call does not stream, or once its text has all been read.
     text: Option<ChunkSource>,
     ended: Option<oneshot::Receiver<Ended>>,
@@ -131,8 +153,6 @@ pub struct Start {
     pub env: relay_core::env::Env,
     pub cwd: String,
     pub cancel: CancellationToken,
-    /// Handed to JS backends as `callTag`: the wrapper's record of the call.
-    pub tag: u32,
     pub stream: bool,
 }
 
@@ -145,7 +165,6 @@ impl NativeCall {
             env,
             cwd,
             cancel,
-            tag,
             stream,
         }: Start,
         work: impl FnOnce(Registry, CallContext) -> Work,
@@ -154,6 +173,7 @@ impl NativeCall {
         Work: Future<Output = Ended> + Send + 'static,
     {
         let (warn, warnings) = mpsc::unbounded_channel();
+        let (invoker, invocations) = mpsc::unbounded_channel();
         let (chunks, text) = if stream {
             let (sink, source) = chunk_channel();
             (sink, Some(source))
@@ -165,7 +185,7 @@ impl NativeCall {
             cwd,
             cancel: cancel.clone(),
             warn: Arc::new(CallWarnings(warn)),
-            tag,
+            link: CallLink::new(Invoker(invoker)),
             chunks,
         };
         let (end, ended) = oneshot::channel();
@@ -178,6 +198,7 @@ impl NativeCall {
             cancel,
             steps: Arc::new(Mutex::new(Steps {
                 warnings,
+                invocations,
                 text,
                 ended: Some(ended),
             })),
@@ -187,13 +208,15 @@ impl NativeCall {
 
 #[napi]
 impl NativeCall {
-    /// The next step: a warning or streamed text as they come, then the end (answer, dry run,
-    /// outcomes or failure). The wrapper asks for one at a time and stops after the end.
+    /// The next step: a warning, a JS backend to run or streamed text as they come, then the end
+    /// (answer, dry run, outcomes or failure). The wrapper asks for one at a time, without
+    /// waiting for an invocation it was handed to settle, and stops after the end.
     #[napi]
     pub async fn next(&self) -> CallStep {
         let mut steps = self.steps.lock().await;
         let Steps {
             warnings,
+            invocations,
             text,
             ended,
         } = &mut *steps;
@@ -202,10 +225,14 @@ impl NativeCall {
             if let Ok(warning) = warnings.try_recv() {
                 return CallStep::of(StepKind::Warning, warning);
             }
+            if let Ok(call) = invocations.try_recv() {
+                return CallStep::invoke(call);
+            }
             if let Some(source) = text {
                 tokio::select! {
                     biased;
                     Some(warning) = warnings.recv() => return CallStep::of(StepKind::Warning, warning),
+                    Some(call) = invocations.recv() => return CallStep::invoke(call),
                     chunk = source.next() => match chunk {
                         Some(chunk) => return CallStep::of(StepKind::Text, chunk.text),
                         // Every sink is gone: the run is over.
@@ -220,6 +247,7 @@ impl NativeCall {
             tokio::select! {
                 biased;
                 Some(warning) = warnings.recv() => return CallStep::of(StepKind::Warning, warning),
+                Some(call) = invocations.recv() => return CallStep::invoke(call),
                 result = receiver => {
                     *ended = None;
                     // The work was dropped (the runtime is shutting down): given up.

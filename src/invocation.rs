@@ -1,11 +1,12 @@
 //! One call of a JS backend's `run()`/`review()` made from the runtime, as the trampoline holds
-//! it: where `runStream`'s chunks go, and how the relay tells the backend to stop. The relay
-//! keeps the other half ([`Control`]); nothing is looked up by id.
+//! it: where `runStream`'s chunks go, how the relay tells the backend to stop, and where its
+//! outcome goes. The relay keeps the other half ([`Control`]); nothing is looked up by id.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use napi_derive::napi;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use relay_core::stream::ChunkSink;
@@ -13,6 +14,21 @@ use relay_core::stream::ChunkSink;
 /// How long a cancelled call waits for its backend to have been told; a closing environment
 /// may never run the trampoline.
 const TELL_LIMIT: Duration = Duration::from_millis(500);
+
+/// What the trampoline resolves with: an `output`, or a `failure` kind.
+#[napi(object)]
+pub struct BackendOutcome {
+    pub output: Option<String>,
+    /// `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
+    /// `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
+    /// settle within its time and grace) or `'aborted'` (the caller's signal).
+    pub failure: Option<String>,
+    pub message: Option<String>,
+    /// Where the trampoline keeps the thrown value.
+    pub handle: Option<u32>,
+    /// The id the backend gave `onSessionCreated`.
+    pub session_id: Option<String>,
+}
 
 /// Why the relay stopped an invocation.
 #[napi(string_enum = "lowercase")]
@@ -41,6 +57,8 @@ pub struct Control {
     why: OnceLock<Option<String>>,
     /// The trampoline is done with the invocation: it settled, or it has told the backend.
     closed: CancellationToken,
+    /// Where the trampoline's outcome goes (taken by the first `settle`).
+    outcome: Mutex<Option<oneshot::Sender<BackendOutcome>>>,
 }
 
 impl Control {
@@ -75,16 +93,21 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// An invocation whose streamed text goes to `chunks`, and the relay's half of it.
-    pub fn open(chunks: ChunkSink) -> (Invocation, Arc<Control>) {
+    /// An invocation whose streamed text goes to `chunks`, the relay's half of it, and where its
+    /// outcome arrives.
+    pub fn open(
+        chunks: ChunkSink,
+    ) -> (Invocation, Arc<Control>, oneshot::Receiver<BackendOutcome>) {
+        let (settle, outcome) = oneshot::channel();
         let control = Arc::new(Control {
             chunks: Mutex::new(Some(chunks)),
+            outcome: Mutex::new(Some(settle)),
             ..Control::default()
         });
         let invocation = Invocation {
             control: control.clone(),
         };
-        (invocation, control)
+        (invocation, control, outcome)
     }
 }
 
@@ -112,6 +135,21 @@ impl Invocation {
             }),
             () = control.closed.cancelled() => None,
         }
+    }
+
+    /// The trampoline's outcome (the first one counts; the relay may have given up already).
+    #[napi]
+    pub fn settle(&self, outcome: BackendOutcome) {
+        let sender = self
+            .control
+            .outcome
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(sender) = sender {
+            let _ = sender.send(outcome);
+        }
+        self.close();
     }
 
     /// The trampoline is done with it: it settled, or it told the backend to stop.

@@ -1,8 +1,11 @@
-//! A backend written in JavaScript, called from Rust through a threadsafe function.
+//! A backend written in JavaScript. The runtime does not call it: it hands the invocation to the
+//! call that made it, as a step of that call (`crate::call`), and the caller's own JS runs the
+//! backend's trampoline with the call's record in hand.
 //!
-//! The JS wrapper registers a trampoline, not the user's `run`: it awaits `run`/`review`, catches
-//! whatever they throw (synchronously or not) and always resolves with a `BackendOutcome`, keeping
-//! thrown values in the call's own table so the caller can get the very same value back.
+//! The JS wrapper's trampoline, not the user's `run`, is what runs: it awaits `run`/`review`,
+//! catches whatever they throw (synchronously or not) and always settles with a
+//! `BackendOutcome`, keeping thrown values in the call's own record so the caller can get the
+//! very same value back.
 //!
 //! The trampoline makes an `AbortController` per invocation, whose signal the backend receives,
 //! and keeps the invocation's time (it is told what the deadline leaves): at the end it aborts
@@ -14,21 +17,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::ThreadsafeFunction;
-use napi::Status;
 use napi_derive::napi;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use relay_core::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest, RunRequest,
+    Backend, BackendFailure, BackendFuture, BackendResult, CallLink, Plan, ReviewRequest,
+    RunRequest,
 };
 use relay_core::deadline::{Deadline, Stop, Timeout};
 use relay_core::errors::{BackendFailureKind, ThrownValue};
 use relay_core::sessions::{ReportedId, ResumeStrategy};
 use relay_core::stream::ChunkSink;
 
-use crate::invocation::{Control, Invocation};
+use crate::invocation::{BackendOutcome, Control, Invocation};
 
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
 /// long enough that a backend's own timeout error wins the race.
@@ -41,8 +43,9 @@ const BACKSTOP: Duration = Duration::from_secs(1);
 /// What the trampoline receives: the method and the options it passes on.
 #[napi(object, object_from_js = false)]
 pub struct BackendCall {
+    /// The registered backend's name: the caller runs its trampoline.
+    pub backend: String,
     pub method: String,
-    pub call_tag: u32,
     /// Made from the runtime: where streamed chunks go and how the relay stops it. Absent when
     /// the wrapper calls the trampoline itself (it keeps the caller's signal and time).
     pub invocation: Option<Invocation>,
@@ -78,23 +81,9 @@ pub struct BackendCall {
     pub stream: bool,
 }
 
-/// What the trampoline resolves with: an `output`, or a `failure` kind.
-#[napi(object)]
-pub struct BackendOutcome {
-    pub output: Option<String>,
-    /// `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
-    /// `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
-    /// settle within its time and grace) or `'aborted'` (the caller's signal).
-    pub failure: Option<String>,
-    pub message: Option<String>,
-    /// Where the trampoline keeps the thrown value.
-    pub handle: Option<u32>,
-    /// The id the backend gave `onSessionCreated`.
-    pub session_id: Option<String>,
-}
-
-pub type InvokeFn =
-    ThreadsafeFunction<BackendCall, Promise<BackendOutcome>, BackendCall, Status, false, true>;
+/// Where a call's JS backend invocations go: its `NativeCall`, whose `next()` hands them to the
+/// caller's JS. Attached to the call as its [`relay_core::backend::CallLink`].
+pub struct Invoker(pub mpsc::UnboundedSender<BackendCall>);
 
 pub struct JsBackend {
     pub name: String,
@@ -102,7 +91,6 @@ pub struct JsBackend {
     pub has_review: bool,
     /// From its `capabilities.resumeStrategy`.
     pub resume_strategy: ResumeStrategy,
-    pub invoke: Arc<InvokeFn>,
 }
 
 fn serialized_env(env: &relay_core::env::Env) -> String {
@@ -136,7 +124,7 @@ pub fn run_call(
     let timeout = request.timeout;
     BackendCall {
         method: "run".into(),
-        call_tag: request.call_tag,
+        backend: name.to_string(),
         invocation,
         stream,
         repo_path: request.repo_path,
@@ -162,6 +150,13 @@ pub fn run_call(
     }
 }
 
+/// An invocation handed to the caller, and what the relay waits on.
+struct Handed {
+    call: BackendCall,
+    control: Arc<Control>,
+    outcome: oneshot::Receiver<BackendOutcome>,
+}
+
 impl JsBackend {
     fn timeout_message(&self, timeout: Timeout) -> String {
         timeout_message(&self.name, timeout)
@@ -169,8 +164,12 @@ impl JsBackend {
 
     async fn call(
         &self,
-        call: BackendCall,
-        control: Arc<Control>,
+        Handed {
+            call,
+            control,
+            outcome,
+        }: Handed,
+        link: &CallLink,
         timeout: Timeout,
         // The call's: what it leaves of `timeout` (preparation used the rest) is the backend's.
         deadline: Deadline,
@@ -179,17 +178,6 @@ impl JsBackend {
         reported: Option<ReportedId>,
     ) -> BackendResult {
         let method = call.method.clone();
-        // A give-up before the trampoline ran stops the invocation all the same: the trampoline,
-        // when it runs, finds it stopped and aborts the backend's signal at once.
-        let started = self.invoke.call_async(call);
-        tokio::pin!(started);
-        let given_up_at = tokio::time::sleep(
-            deadline
-                .remaining()
-                .saturating_add(SETTLE_GRACE)
-                .saturating_add(BACKSTOP),
-        );
-        tokio::pin!(given_up_at);
         let timed_out = || {
             control.stop(Some(self.timeout_message(timeout)));
             Err(BackendFailure::reported(
@@ -197,36 +185,37 @@ impl JsBackend {
                 self.timeout_message(timeout),
             ))
         };
-        let could_not_call = |e: napi::Error| {
+        let could_not_call = |why: &str| {
             Err(BackendFailure::reported(
                 BackendFailureKind::Failed,
-                format!("Backend {} could not be called: {e}", self.name),
+                format!("Backend {} could not be called: {why}", self.name),
             ))
         };
-
-        let promise = tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                control.stop(None);
-                return Err(BackendFailure::Cancelled);
-            }
-            result = &mut started => match result {
-                Ok(promise) => promise,
-                Err(e) => return could_not_call(e),
-            },
-            () = &mut given_up_at => return timed_out(),
+        // The caller's JS runs the trampoline; a call made from elsewhere (none is) has nobody.
+        let Some(Invoker(invoker)) = link.get::<Invoker>() else {
+            return could_not_call("no JS caller");
         };
-        // The trampoline keeps the invocation's time; this side waits for it, the caller's
-        // cancellation, or (a stuck thread) the backstop.
+        if invoker.send(call).is_err() {
+            return could_not_call("its caller is gone");
+        }
+        // The trampoline keeps the invocation's time; this side waits for its outcome, the
+        // caller's cancellation, or (a stuck thread) the backstop.
+        let given_up_at = tokio::time::sleep(
+            deadline
+                .remaining()
+                .saturating_add(SETTLE_GRACE)
+                .saturating_add(BACKSTOP),
+        );
         tokio::select! {
             biased;
             () = cancel.cancelled() => {
                 // Told before the relay settles: a caller that exits as soon as its relay
-                // rejects (the CLI on a closed stdout) still leaves the backend aborted.
+                // rejects (the CLI on a closed stdout) still leaves the backend aborted. A
+                // trampoline that has not run yet finds the invocation stopped when it does.
                 control.stop_and_tell(None).await;
                 Err(BackendFailure::Cancelled)
             }
-            settled = promise => match settled {
+            settled = outcome => match settled {
                 Ok(outcome) => {
                     if let (Some(reported), Some(id)) = (&reported, &outcome.session_id) {
                         reported.set(id.as_str());
@@ -238,9 +227,10 @@ impl JsBackend {
                     }
                     outcome_result(&self.name, &method, outcome)
                 }
-                Err(e) => could_not_call(e),
+                // The caller's environment went away before the trampoline settled.
+                Err(_) => could_not_call("its caller is gone"),
             },
-            () = &mut given_up_at => timed_out(),
+            () = given_up_at => timed_out(),
         }
     }
 }
@@ -293,9 +283,10 @@ impl Backend for JsBackend {
         let (timeout, deadline) = (request.timeout, request.deadline.clone());
         let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
         let stream = chunks.is_streaming();
-        let (invocation, control) = Invocation::open(chunks);
+        let (invocation, control, outcome) = Invocation::open(chunks);
         let reported = request.session.as_ref().map(|s| s.reported.clone());
         let env = serialized_env(&request.env);
+        let link = request.link.clone();
         let call = run_call(
             &self.name,
             self.resume_strategy,
@@ -304,9 +295,14 @@ impl Backend for JsBackend {
             Some(invocation),
             stream,
         );
+        let handed = Handed {
+            call,
+            control: control.clone(),
+            outcome,
+        };
         Box::pin(async move {
             let result = self
-                .call(call, control.clone(), timeout, deadline, cancel, reported)
+                .call(handed, &link, timeout, deadline, cancel, reported)
                 .await;
             control.finish();
             result
@@ -324,10 +320,11 @@ impl Backend for JsBackend {
         let (timeout, deadline) = (request.timeout, request.deadline.clone());
         let time_left = deadline.remaining();
         // A native review answers in one piece.
-        let (invocation, control) = Invocation::open(ChunkSink::discard());
+        let (invocation, control, outcome) = Invocation::open(ChunkSink::discard());
+        let link = request.link.clone();
         let call = BackendCall {
+            backend: self.name.clone(),
             method: "review".into(),
-            call_tag: request.call_tag,
             invocation: Some(invocation),
             prompt: None,
             repo_path: request.repo_path.clone(),
@@ -348,8 +345,13 @@ impl Backend for JsBackend {
             session_history: None,
             stream: false,
         };
+        let handed = Handed {
+            call,
+            control,
+            outcome,
+        };
         Some(Box::pin(async move {
-            self.call(call, control, timeout, deadline, cancel, None)
+            self.call(handed, &link, timeout, deadline, cancel, None)
                 .await
         }))
     }

@@ -129,7 +129,6 @@ pub struct NativeCaller {
     /// The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8).
     pub depth: Option<u32>,
     pub cwd: String,
-    pub call_tag: u32,
 }
 
 impl From<NativeRelayOptions> for RelayOptions {

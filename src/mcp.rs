@@ -45,7 +45,7 @@ pub fn serve_mcp<'env>(
 struct Stderr;
 
 impl Warn for Stderr {
-    fn warn(&self, _call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         use std::io::Write;
         // A closed stderr has nobody to tell.
         let _ = writeln!(std::io::stderr(), "{message}");

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Either, Either3, Function, Promise};
+use napi::bindgen_prelude::{Either, Either3};
 use napi::{Env, Result};
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
@@ -17,9 +17,11 @@ use tokio_util::sync::CancellationToken;
 use crate::call::{Ending, NativeCall, Start};
 use crate::dry_run::NativeDryRun;
 use crate::failure::{outcome, NativeFailure};
-use crate::js_backend::{self, BackendCall, BackendOutcome, JsBackend};
+use crate::invocation::BackendOutcome;
+use crate::js_backend::{self, BackendCall, JsBackend};
 use crate::relay_all::NativeBackendOutcome;
 use crate::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
+use relay_core::backend::CallLink;
 use relay_core::backends::builtins;
 use relay_core::env::Env as Environment;
 use relay_core::errors::RelayError;
@@ -80,7 +82,6 @@ impl RelayScope {
             env: caller_env(caller.env.as_deref(), caller.depth),
             cwd: caller.cwd,
             cancel: self.cancel.child_token(),
-            tag: caller.call_tag,
             stream,
         }
     }
@@ -125,7 +126,8 @@ impl RelayScope {
             options,
             &env,
             &caller.cwd,
-            caller.call_tag,
+            // Nothing here reaches the call: the wrapper runs the trampoline itself.
+            &CallLink::default(),
         );
         match prepared {
             Some(Ok(Prepared {
@@ -171,7 +173,8 @@ impl RelayScope {
         })
     }
 
-    /// Registers a JS backend, replacing any backend of the same name in this scope.
+    /// Registers a JS backend, replacing any backend of the same name in this scope. The
+    /// wrapper keeps its trampoline by name and runs it when a call hands it an invocation.
     #[napi]
     pub fn register_js_backend(
         &mut self,
@@ -179,22 +182,13 @@ impl RelayScope {
         allowed_sandboxes: Vec<String>,
         has_review: bool,
         resume_strategy: ResumeStrategyName,
-        invoke: Function<BackendCall, Promise<BackendOutcome>>,
-    ) -> Result<()> {
-        // Weak: a registered backend must not keep Node alive once the work is done.
-        let invoke = invoke
-            .build_threadsafe_function()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()?;
+    ) {
         self.registry.register(Arc::new(JsBackend {
             name,
             allowed_sandboxes,
             has_review,
             resume_strategy: resume_strategy.into(),
-            invoke: Arc::new(invoke),
         }));
-        Ok(())
     }
 
     /// Drops the JS backends of this scope and restores the built-ins.

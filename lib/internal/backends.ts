@@ -1,6 +1,6 @@
 import type { BackendCall, BackendOutcome, Invocation } from '../../binding.js'
 import { scope } from './native.js'
-import { callRecord, keepThrown, type CallRecord } from './call-records.js'
+import { keepThrown, type CallRecord } from './call-records.js'
 import { runAtDepthOf } from './depth.js'
 import { decodeEnv } from './env.js'
 import { BackendError, RelayError, describe, invalidArgType } from './errors.js'
@@ -190,14 +190,10 @@ async function streamed(chunks: AsyncIterable<string>, invocation: Invocation, s
   return parts.join('')
 }
 
-/**
- * Calls the user's backend; always resolves, never throws, so nothing escapes into Node as
- * uncaught. `record`: the caller's, when the wrapper calls the trampoline itself; else found by
- * the call's tag.
- */
-async function invoke(backend: Backend, name: string, call: BackendCall, record = callRecord(call.callTag)): Promise<BackendOutcome> {
+/** Calls the user's backend for the call whose `record` it is; always resolves, never throws, so nothing escapes into Node as uncaught. */
+async function invoke(backend: Backend, name: string, call: BackendCall, record: CallRecord): Promise<BackendOutcome> {
   const startedAt = performance.now()
-  const { signal, stop } = openInvocation(name, record?.signal)
+  const { signal, stop } = openInvocation(name, record.signal)
   const { invocation } = call
   // Made from the runtime: the relay may stop it (a stream left early, a timeout on a stuck thread).
   invocation?.stopped().then(
@@ -217,13 +213,13 @@ async function invoke(backend: Backend, name: string, call: BackendCall, record 
       if (call.stream && invocation && typeof backend.runStream === 'function') return streamed(backend.runStream(options as BackendRunOptions), invocation, signal)
       return backend.run(options as BackendRunOptions)
     })
-    const output = await withinTime(call, startedAt, record?.signal, stop, Promise.resolve(running))
+    const output = await withinTime(call, startedAt, record.signal, stop, Promise.resolve(running))
     if (output === TIMED_OUT) return { failure: 'timeout', message: call.timeoutMessage }
     if (output === ABORTED) return { failure: 'aborted' }
     if (typeof output === 'string') return { output, sessionId: reported.sessionId }
     return invalidOutput(name, call.method, output)
   } catch (thrown) {
-    return { ...classify(thrown), handle: record && keepThrown(record, thrown) }
+    return { ...classify(thrown), handle: keepThrown(record, thrown) }
   } finally {
     invocation?.close()
   }
@@ -240,15 +236,31 @@ function resumeStrategyOf(backend: Backend): (typeof RESUME_STRATEGIES)[number] 
   return strategy
 }
 
-/** Calls a registered backend's `run()`/`review()`; always resolves. */
-export type Trampoline = (call: BackendCall, record?: CallRecord) => Promise<BackendOutcome>
+/** Calls a registered backend's `run()`/`review()` for the call whose record it is; always resolves. */
+export type Trampoline = (call: BackendCall, record: CallRecord) => Promise<BackendOutcome>
 
-/** The trampolines of the backends registered from this module, by name, for relays made on this thread. */
+/** The trampolines of the backends registered from this module, by name: a call runs the one its invocation names. */
 const trampolines = new Map<string, Trampoline>()
 
 /** The trampoline of the JS backend registered as `name`, if it is one. */
 export function trampolineFor(name: string): Trampoline | undefined {
   return trampolines.get(name)
+}
+
+/**
+ * Runs an invocation a call handed to its caller (`NativeCall.next()`): the trampoline of the
+ * backend it names, registered from this module, with the caller's record; its outcome settles
+ * the invocation. A backend unregistered since the call began fails that invocation.
+ */
+export function runInvocation(call: BackendCall, record: CallRecord): void {
+  const { invocation } = call
+  if (invocation === undefined || invocation === null) return
+  const trampoline = trampolines.get(call.backend)
+  if (trampoline === undefined) {
+    invocation.settle({ failure: 'backend', message: `Backend ${call.backend} is no longer registered` })
+    return
+  }
+  void trampoline(call, record).then((outcome) => invocation.settle(outcome))
 }
 
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
@@ -267,7 +279,7 @@ export function registerBackend(backend: Backend): void {
   const notAString = modes.find((mode) => typeof mode !== 'string')
   if (notAString !== undefined) throw invalidArgType('backend.allowedSandboxes', 'an iterable of strings', notAString)
   const trampoline: Trampoline = (call, record) => invoke(backend, name, call, record)
-  scope().registerJsBackend(name, modes as string[], typeof review === 'function', resumeStrategyOf(backend), trampoline)
+  scope().registerJsBackend(name, modes as string[], typeof review === 'function', resumeStrategyOf(backend))
   trampolines.set(name, trampoline)
 }
 

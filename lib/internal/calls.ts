@@ -6,10 +6,10 @@ import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
 import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
-import { closeRecord, openRecord, type CallRecord } from './call-records.js'
+import type { CallRecord } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
 import { onAbort } from './abort-listeners.js'
-import { trampolineFor } from './backends.js'
+import { runInvocation, trampolineFor } from './backends.js'
 import { toDryRun, type DryRun } from './dry-run.js'
 import { DEFAULT_BACKEND } from './limits.js'
 import type { Parsed } from './options.js'
@@ -28,24 +28,21 @@ export interface CallOptions {
  * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
  * beside it (`depth`) and is applied natively either way.
  */
-function caller(callTag: number): NativeCaller {
-  return { env: onMainThread() ? undefined : encodeEnv(process.env), depth: currentBackendDepth(), cwd: process.cwd(), callTag }
+function caller(): NativeCaller {
+  return { env: onMainThread() ? undefined : encodeEnv(process.env), depth: currentBackendDepth(), cwd: process.cwd() }
 }
 
-/** One call in progress on the JS side: what native code is given, and its cleanup. */
+/** One call in progress on the JS side: what native code is given, and what the call keeps here. */
 interface OpenCall {
   readonly caller: NativeCaller
   readonly record: CallRecord
-  close(): void
 }
 
 /** Opens a call: an aborted signal or a refused check fails it first, before anything is copied. */
 function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
   if (refused) throw refused
-  const record: CallRecord = { thrown: new Map(), signal, onWarning }
-  const tag = openRecord(record)
-  return { caller: caller(tag), record, close: () => closeRecord(tag) }
+  return { caller: caller(), record: { thrown: new Map(), signal, onWarning } }
 }
 
 /** A warning about a call goes to its `onWarning`, else `console.error`. */
@@ -78,12 +75,7 @@ interface Started {
 /** Opens a call and starts it with `start`. */
 function begin(options: CallOptions, start: (caller: NativeCaller) => NativeCall): Started {
   const call = openCall(options)
-  try {
-    return { call, native: start(call.caller) }
-  } catch (error) {
-    call.close()
-    throw error
-  }
+  return { call, native: start(call.caller) }
 }
 
 /**
@@ -100,6 +92,7 @@ async function* steps(started: () => Started, signal: AbortSignal | undefined): 
       const step = await native.next()
       if (step.kind === 'text') yield step.text ?? ''
       else if (step.kind === 'warning') warn(call.record, step.text ?? '')
+      else if (step.kind === 'invoke' && step.invoke) runInvocation(step.invoke, call.record)
       else if (step.kind === 'failure') {
         ended = true
         throw fromNative(step.failure, call.record)
@@ -111,7 +104,6 @@ async function* steps(started: () => Started, signal: AbortSignal | undefined): 
   } finally {
     stopListening?.()
     if (!ended) native.cancel()
-    call.close()
   }
 }
 
@@ -152,18 +144,14 @@ export async function relay(parsed: Parsed<NativeRelayOptions>): Promise<string 
     const wait = waitForTurn()
     if (wait !== undefined) await wait
   }
-  let call: OpenCall | undefined
   try {
-    call = openCall(parsed)
+    const call = openCall(parsed)
     const started = scope().relay(options, call.caller, mode)
     if (!(started instanceof binding.NativeCall)) return await relayHere(parsed, call, started)
     passTurn()
-    const open = { call, native: started }
-    call = undefined
-    return endOf(await settle(steps(() => open, parsed.signal), onChunk))
+    return endOf(await settle(steps(() => ({ call, native: started }), parsed.signal), onChunk))
   } finally {
     passTurn()
-    call?.close()
   }
 }
 
@@ -230,7 +218,7 @@ export function valueOf<T>(result: T | NativeFailure): T {
 
 /** A session operation (no call record: nothing of it is a JS backend's). */
 export async function sessionCall<T>(start: (caller: NativeCaller) => Promise<T | NativeFailure>): Promise<T> {
-  return valueOf(await start(caller(0)))
+  return valueOf(await start(caller()))
 }
 
 /** Turns a native failure into a `RelayError`, an `AbortError` or the value a backend threw. */

@@ -37,8 +37,45 @@ pub struct RunRequest {
     /// Where the answer's text goes as it is produced (docs/CONTRACT.md §10); discards when nobody
     /// streams.
     pub chunks: ChunkSink,
-    /// Opaque to the core: lets the bindings match a backend call with the call that made it.
-    pub call_tag: u32,
+    /// Opaque to the core: what the bindings need to reach the call that made this one.
+    pub link: CallLink,
+}
+
+/// Whatever the bindings attach to a call for its backends to reach it (the addon: where a JS
+/// backend's invocation goes to be run by the caller's own JS); the core only carries it.
+#[derive(Clone, Default)]
+pub struct CallLink(Option<Arc<dyn std::any::Any + Send + Sync>>);
+
+impl CallLink {
+    pub fn new(value: impl std::any::Any + Send + Sync) -> CallLink {
+        CallLink(Some(Arc::new(value)))
+    }
+
+    /// What was attached, if it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.as_deref().and_then(|value| value.downcast_ref())
+    }
+}
+
+impl std::fmt::Debug for CallLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "CallLink(..)"
+        } else {
+            "CallLink(none)"
+        })
+    }
+}
+
+/// Equal when both are the same link (or both empty), so requests stay comparable.
+impl PartialEq for CallLink {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// The model to name to a built-in backend: none for `''`, as the original's `if (model)`.
@@ -65,8 +102,8 @@ pub struct ReviewRequest {
     pub verdict: bool,
     /// See [`RunRequest::chunks`].
     pub chunks: ChunkSink,
-    /// See [`RunRequest::call_tag`].
-    pub call_tag: u32,
+    /// See [`RunRequest::link`].
+    pub link: CallLink,
 }
 
 /// How a backend call failed.

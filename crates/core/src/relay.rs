@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Backend, BackendFailure, BackendResult, ReviewRequest, RunRequest};
+use crate::backend::{Backend, BackendFailure, BackendResult, CallLink, ReviewRequest, RunRequest};
 use crate::context::resolve_context;
 use crate::deadline::{Deadline, Timeout};
 use crate::depth::next_relay_env;
@@ -113,10 +113,10 @@ pub struct ReviewOptions {
     pub verdict: bool,
 }
 
-/// Where review fallback warnings go (the bindings send them to `console.error`).
+/// Where a call's warnings go (a review's fallback, a session save): the addon hands them to
+/// the call's `onWarning`, else `console.error`; the MCP server writes them to stderr.
 pub trait Warn: Send + Sync {
-    /// `call_tag` says which call the warning is about (its `onWarning`, if it has one).
-    fn warn(&self, call_tag: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 /// What a call brings besides its options.
@@ -128,8 +128,8 @@ pub struct CallContext {
     pub cwd: String,
     pub cancel: CancellationToken,
     pub warn: Arc<dyn Warn>,
-    /// Handed to backends as `call_tag`.
-    pub tag: u32,
+    /// Handed to backends as [`RunRequest::link`].
+    pub link: CallLink,
     /// Where the backend's text goes as it is produced; `ChunkSink::discard()` for `relay()`.
     pub chunks: ChunkSink,
 }
@@ -232,7 +232,7 @@ pub async fn prepare_relay(
     options: RelayOptions,
     env: &Env,
     cwd: &str,
-    call_tag: u32,
+    link: &CallLink,
     cancel: &CancellationToken,
 ) -> Result<Prepared<RunRequest>, RelayFailure> {
     let name = options.backend.clone();
@@ -241,7 +241,7 @@ pub async fn prepare_relay(
         options,
         env,
         cwd,
-        call_tag,
+        link,
         cancel,
         one_backend(name.as_deref()),
         |backend| Some(backend.clone()),
@@ -263,7 +263,7 @@ pub(crate) async fn prepare_run<B>(
     options: RelayOptions,
     env: &Env,
     cwd: &str,
-    call_tag: u32,
+    link: &CallLink,
     cancel: &CancellationToken,
     pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
     session_backend: impl FnOnce(&B) -> Option<Arc<dyn Backend>>,
@@ -325,7 +325,7 @@ pub(crate) async fn prepare_run<B>(
         env: child_env,
         schema,
         chunks: ChunkSink::discard(),
-        call_tag,
+        link: link.clone(),
     };
     Ok((target.backends, request, session))
 }
@@ -340,22 +340,14 @@ pub fn prepare_relay_at_once(
     options: RelayOptions,
     env: &Env,
     cwd: &str,
-    call_tag: u32,
+    link: &CallLink,
 ) -> Option<Result<Prepared<RunRequest>, RelayFailure>> {
     if !waits_on_nothing(&options) {
         return None;
     }
     // Nothing can cancel a preparation that never waits; the caller's signal is the caller's
     // to watch from here on. With none of the waiting steps, it completes on its first poll.
-    prepare_relay(
-        registry,
-        options,
-        env,
-        cwd,
-        call_tag,
-        &CancellationToken::new(),
-    )
-    .now_or_never()
+    prepare_relay(registry, options, env, cwd, link, &CancellationToken::new()).now_or_never()
 }
 
 /// Whether preparing a relay with `options` waits on nothing: only checks, inline text and the
@@ -408,7 +400,7 @@ pub async fn prepare_review(
     options: ReviewOptions,
     env: &Env,
     cwd: &str,
-    call_tag: u32,
+    link: &CallLink,
     cancel: &CancellationToken,
 ) -> Result<Prepared<ReviewRequest>, RelayFailure> {
     let deadline = &call_deadline(None, options.timeout_seconds, cancel)?;
@@ -456,7 +448,7 @@ pub async fn prepare_review(
             schema,
             verdict: options.verdict,
             chunks: ChunkSink::discard(),
-            call_tag,
+            link: link.clone(),
         },
     })
 }
@@ -475,7 +467,7 @@ pub async fn relay(
         options,
         &call.env,
         &call.cwd,
-        call.tag,
+        &call.link,
         &call.cancel,
     )
     .await?;
@@ -493,7 +485,7 @@ pub async fn relay(
         // The answer is the caller's now: a save the call's deadline or abort stops (the store's
         // lock held elsewhere) is a warning.
         for warning in session.save(&prompt, &answer, &deadline).await {
-            call.warn.warn(call.tag, warning).await;
+            call.warn.warn(warning).await;
         }
     }
     Ok(answer)
@@ -538,7 +530,7 @@ pub async fn review_relay(
         options,
         &call.env,
         &call.cwd,
-        call.tag,
+        &call.link,
         &call.cancel,
     )
     .await?;
@@ -568,7 +560,7 @@ pub async fn review_relay(
                 let warning = format!(
                     "[phone-a-friend] review() failed, falling back to generic relay: {message}"
                 );
-                call.warn.warn(call.tag, warning).await;
+                call.warn.warn(warning).await;
             }
             other => {
                 return streamed(settle(backend.name(), other, &call.cancel), &call.chunks).await
@@ -664,7 +656,7 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
         schema,
         verdict: _,
         chunks,
-        call_tag,
+        link,
     } = request;
     let diff = git::diff_against_base(&repo_path, &base, GitEnv::Exactly(env), &deadline)
         .await
@@ -691,7 +683,7 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
         // Reviews have no sessions.
         session: None,
         chunks,
-        call_tag,
+        link,
     })
 }
 
@@ -709,7 +701,7 @@ pub async fn dry_run_relay(
         options,
         &call.env,
         &call.cwd,
-        call.tag,
+        &call.link,
         &call.cancel,
     )
     .await?;
@@ -738,7 +730,7 @@ pub async fn dry_run_review(
         options,
         &call.env,
         &call.cwd,
-        call.tag,
+        &call.link,
         &call.cancel,
     )
     .await?;

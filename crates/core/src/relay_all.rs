@@ -33,7 +33,7 @@ pub async fn relay_all(
         options,
         &call.env,
         &call.cwd,
-        call.tag,
+        &call.link,
         &call.cancel,
         |registry, sandbox| {
             Ok(backends

@@ -66,7 +66,7 @@ impl Backend for Sleepy {
 struct NoWarnings;
 
 impl Warn for NoWarnings {
-    fn warn(&self, _: u32, _: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, _: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         Box::pin(async {})
     }
 }
@@ -81,7 +81,7 @@ fn call(cancel: CancellationToken) -> CallContext {
         cwd: "/".into(),
         cancel,
         warn: Arc::new(NoWarnings),
-        tag: 0,
+        link: crate::backend::CallLink::default(),
     }
 }
 

@@ -82,7 +82,7 @@ impl Backend for Scripted {
 struct Warnings(Mutex<Vec<String>>);
 
 impl Warn for Warnings {
-    fn warn(&self, _: u32, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, message: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         self.0.lock().expect("lock").push(message);
         Box::pin(async {})
     }
@@ -102,7 +102,7 @@ fn call(warnings: &Arc<Warnings>) -> CallContext {
         cwd: "/".into(),
         cancel: CancellationToken::new(),
         warn: warnings.clone(),
-        tag: 0,
+        link: crate::backend::CallLink::default(),
     }
 }
 
@@ -122,7 +122,16 @@ fn options(repo: &str) -> RelayOptions {
 
 /// The code of what `prepare_relay` says to `options` ("ok" when it is ready to run).
 async fn code(registry: &Registry, options: RelayOptions, env: &Env) -> &'static str {
-    match prepare_relay(registry, options, env, "/", 0, &CancellationToken::new()).await {
+    match prepare_relay(
+        registry,
+        options,
+        env,
+        "/",
+        &CallLink::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    {
         Ok(_) => "ok",
         Err(RelayFailure::Relay(e)) => e.code(),
         Err(other) => panic!("expected a RelayError, got {other:?}"),

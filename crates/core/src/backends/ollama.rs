@@ -458,7 +458,7 @@ mod tests {
             schema: None,
             session: None,
             chunks: crate::stream::ChunkSink::discard(),
-            call_tag: 0,
+            link: crate::backend::CallLink::default(),
         }
     }
 
@@ -543,7 +543,7 @@ mod tests {
             schema: None,
             verdict: false,
             chunks: crate::stream::ChunkSink::discard(),
-            call_tag: 0,
+            link: crate::backend::CallLink::default(),
         };
         assert!(backend.review(&review, CancellationToken::new()).is_none());
     }

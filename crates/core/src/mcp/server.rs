@@ -19,6 +19,7 @@ use tokio_util::task::TaskTracker;
 
 use super::doctor::{self, BackendsReport};
 use super::ServerConfig;
+use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::errors::RelayFailure;
 use crate::limits::DEFAULT_BACKEND;
@@ -96,7 +97,7 @@ impl RelayServer {
             cwd: self.config.cwd.clone(),
             cancel: cancel.clone(),
             warn: self.config.warn.clone(),
-            tag: 0,
+            link: CallLink::default(),
             chunks,
         };
         let relay = self

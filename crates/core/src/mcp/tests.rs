@@ -56,7 +56,7 @@ impl Backend for Talker {
 struct NoWarnings;
 
 impl crate::relay::Warn for NoWarnings {
-    fn warn(&self, _: u32, _: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn warn(&self, _: String) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         Box::pin(async {})
     }
 }
