@@ -23,9 +23,13 @@ function load(): BindingModule {
  */
 function missingPlatformPackage(cause: unknown): Error | undefined {
   if (process.env.NAPI_RS_NATIVE_LIBRARY_PATH) return undefined
-  const { name, optionalDependencies } = require('../../package.json') as { name: string; optionalDependencies?: Record<string, string> }
+  const { name, optionalDependencies, napi } = require('../../package.json') as { name: string; optionalDependencies?: Record<string, string>; napi?: { binaryName?: string } }
   const platform = platformName()
   const wanted = `${name}-${platform}`
+  // An addon beside binding.js (a build from source) that did not load: napi's error says why.
+  const { existsSync } = require('node:fs') as typeof import('node:fs')
+  const { join } = require('node:path') as typeof import('node:path')
+  if (existsSync(join(__dirname, '..', '..', `${napi?.binaryName ?? 'relay'}.${platform}.node`))) return undefined
   try {
     require.resolve(`${wanted}/package.json`)
     return undefined
