@@ -53,9 +53,9 @@ export declare class RelayScope {
    */
   relay(options: NativeRelayOptions, caller: NativeCaller, mode: CallMode): NativeCall | DirectRelay | NativeFailure
   /** Starts a `reviewRelay()`. */
-  review(options: NativeReviewOptions, caller: NativeCaller, mode: CallMode): NativeCall
+  review(options: NativeReviewOptions, caller: NativeCaller, mode: CallMode): NativeCall | NativeFailure
   /** Starts a `relayAll()`. */
-  relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): NativeCall
+  relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): NativeCall | NativeFailure
 }
 
 /** What the trampoline receives: the method and the options it passes on. */

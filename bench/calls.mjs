@@ -28,6 +28,12 @@ export async function callOverhead({ api, repo, runs, report }) {
 
   const rejected = await microsPerCall(refused, runs, 5000)
   report('a refused relay (blank prompt)', `${rejected.toFixed(1)} µs`, '≤ 25 µs', rejected <= 25, 'upstream 12 µs')
+  // Checks 3 and 4 wait on nothing either (a stat at most): refused where the call is made.
+  const noRepo = join(repo, 'no-such-folder')
+  const invalidRepo = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: noRepo }).catch(() => {}), runs, 5000)
+  report('a rejected relay: invalid repository', `${invalidRepo.toFixed(1)} µs`, '≤ 14 µs (upstream)', invalidRepo <= 14)
+  const unknown = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: repo, backend: 'no-such-backend' }).catch(() => {}), runs, 5000)
+  report('a rejected relay: unknown backend', `${unknown.toFixed(1)} µs`, '≤ 31 µs (upstream)', unknown <= 31)
   const plain = await microsPerCall(instant, runs)
   report('relay to a JS backend that answers at once', `${plain.toFixed(0)} µs`, '≤ 60 µs', plain <= 60, 'upstream 41 µs')
   const added = []

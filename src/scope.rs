@@ -28,7 +28,7 @@ use relay_core::errors::RelayError;
 use relay_core::limits::DEFAULT_BACKEND;
 use relay_core::limits::DEPTH_ENV_VAR;
 use relay_core::registry::Registry;
-use relay_core::relay::{self, Prepared, RelayOptions};
+use relay_core::relay::{self, Prepared, RelayOptions, ReviewOptions};
 use relay_core::sessions::ResumeStrategy;
 
 /// How a `relay()` or `reviewRelay()` is made.
@@ -214,6 +214,9 @@ impl RelayScope {
                 Either::B(failure) => Either3::C(failure),
             };
         }
+        if let Some(refused) = relay::relay_refused_at_once(&self.registry, &options, &caller.cwd) {
+            return Either3::C(NativeFailure::from(&refused));
+        }
         Either3::A(NativeCall::start(
             self.call(caller, mode.stream),
             |registry, context| async move {
@@ -237,11 +240,15 @@ impl RelayScope {
         options: NativeReviewOptions,
         caller: NativeCaller,
         mode: CallMode,
-    ) -> NativeCall {
-        NativeCall::start(
+    ) -> Either<NativeCall, NativeFailure> {
+        let options = ReviewOptions::from(options);
+        if let Some(refused) = relay::review_refused_at_once(&self.registry, &options, &caller.cwd)
+        {
+            return Either::B(NativeFailure::from(&refused));
+        }
+        Either::A(NativeCall::start(
             self.call(caller, mode.stream),
             |registry, context| async move {
-                let options = options.into();
                 if mode.dry_run {
                     relay::dry_run_review(registry, options, context)
                         .await
@@ -252,7 +259,7 @@ impl RelayScope {
                         .map(Ending::Answer)
                 }
             },
-        )
+        ))
     }
 
     /// Starts a `relayAll()`.
@@ -262,19 +269,28 @@ impl RelayScope {
         options: NativeRelayOptions,
         backends: Vec<String>,
         caller: NativeCaller,
-    ) -> NativeCall {
-        NativeCall::start(self.call(caller, false), |registry, context| async move {
-            relay_core::relay_all::relay_all(registry, options.into(), backends, context)
-                .await
-                .map(|outcomes| {
-                    Ending::Outcomes(
-                        outcomes
-                            .into_iter()
-                            .map(NativeBackendOutcome::from)
-                            .collect(),
-                    )
-                })
-        })
+    ) -> Either<NativeCall, NativeFailure> {
+        let options = RelayOptions::from(options);
+        if let Some(refused) =
+            relay::relay_all_refused_at_once(&self.registry, &options, &caller.cwd)
+        {
+            return Either::B(NativeFailure::from(&refused));
+        }
+        Either::A(NativeCall::start(
+            self.call(caller, false),
+            |registry, context| async move {
+                relay_core::relay_all::relay_all(registry, options, backends, context)
+                    .await
+                    .map(|outcomes| {
+                        Ending::Outcomes(
+                            outcomes
+                                .into_iter()
+                                .map(NativeBackendOutcome::from)
+                                .collect(),
+                        )
+                    })
+            },
+        ))
     }
 }
 

@@ -72,10 +72,15 @@ interface Started {
   readonly native: NativeCall
 }
 
-/** Opens a call and starts it with `start`. */
-function begin(options: CallOptions, start: (caller: NativeCaller) => NativeCall): Started {
+/**
+ * Opens a call and starts it with `start`. A check that waits on nothing (1 to 4) refuses the
+ * call at once, where it is made: it rejects as the started call would have.
+ */
+function begin(options: CallOptions, start: (caller: NativeCaller) => NativeCall | NativeFailure): Started {
   const call = openCall(options)
-  return { call, native: start(call.caller) }
+  const native = start(call.caller)
+  if (!(native instanceof binding.NativeCall)) throw fromNative(native, call.record)
+  return { call, native }
 }
 
 /**
@@ -173,14 +178,15 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
 
 /** `relayStream()`: the text as it comes; returns the answer. */
 export async function* relayStream(parsed: Parsed<NativeRelayOptions>): AsyncGenerator<string, string, undefined> {
-  const start = (caller: NativeCaller): NativeCall => scope().relay(parsed.options, caller, { dryRun: false, stream: true }) as NativeCall
+  // Streaming never takes the JS-thread branch: a call, or its refusal.
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true }) as NativeCall | NativeFailure
   return answerOf(yield* steps(() => begin(parsed, start), parsed.signal))
 }
 
 /** `reviewRelay()`. */
 export async function review(parsed: Parsed<NativeReviewOptions>): Promise<string | DryRun> {
   const { options, onChunk, dryRun } = parsed
-  const start = (caller: NativeCaller): NativeCall => scope().review(options, caller, { dryRun, stream: onChunk !== undefined })
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().review(options, caller, { dryRun, stream: onChunk !== undefined })
   return endOf(await settle(steps(() => begin(parsed, start), parsed.signal), onChunk))
 }
 
@@ -194,7 +200,7 @@ export type RelayAllResult = { backend: string; ok: true; answer: string } | { b
  * the call nor breaks the result's type.
  */
 export async function relayAll(parsed: Parsed<NativeRelayOptions> & { backends: string[] }): Promise<RelayAllResult[]> {
-  const start = (caller: NativeCaller): NativeCall => scope().relayAll(parsed.options, parsed.backends, caller)
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relayAll(parsed.options, parsed.backends, caller)
   const { step, record } = await settle(steps(() => begin(parsed, start), parsed.signal))
   return (step.outcomes ?? []).map(({ backend, answer, failure }): RelayAllResult => {
     if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '' }

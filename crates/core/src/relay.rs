@@ -170,6 +170,93 @@ fn check_target<B>(
     })
 }
 
+/// Checks 1 to 4 (docs/CONTRACT.md §3), which wait on nothing (a `stat` of the repository at
+/// most), in the order the preparation makes them: a call they refuse can be refused where it is
+/// made, without a thread hop. The preparation makes them again.
+pub fn relay_refused_at_once(
+    registry: &Registry,
+    options: &RelayOptions,
+    cwd: &str,
+) -> Option<RelayFailure> {
+    refused_at_once(
+        registry,
+        cwd,
+        Some(&options.prompt),
+        &options.common(),
+        |registry, sandbox| one_backend(options.backend.as_deref())(registry, sandbox).map(drop),
+    )
+}
+
+/// [`relay_refused_at_once`] for `relayAll()`, whose check 4 fails each backend on its own.
+pub fn relay_all_refused_at_once(
+    registry: &Registry,
+    options: &RelayOptions,
+    cwd: &str,
+) -> Option<RelayFailure> {
+    refused_at_once(
+        registry,
+        cwd,
+        Some(&options.prompt),
+        &options.common(),
+        |_, _| Ok(()),
+    )
+}
+
+/// [`relay_refused_at_once`] for `reviewRelay()` (checks 2 to 4: it has no required prompt).
+pub fn review_refused_at_once(
+    registry: &Registry,
+    options: &ReviewOptions,
+    cwd: &str,
+) -> Option<RelayFailure> {
+    let common = Common {
+        repo_path: &options.repo_path,
+        timeout_seconds: options.timeout_seconds,
+        sandbox: options.sandbox.as_deref(),
+    };
+    refused_at_once(registry, cwd, None, &common, |registry, sandbox| {
+        one_backend(options.backend.as_deref())(registry, sandbox).map(drop)
+    })
+}
+
+/// What checks 2 and 3 read of a call's options.
+struct Common<'a> {
+    repo_path: &'a str,
+    timeout_seconds: Option<f64>,
+    sandbox: Option<&'a str>,
+}
+
+impl RelayOptions {
+    fn common(&self) -> Common<'_> {
+        Common {
+            repo_path: &self.repo_path,
+            timeout_seconds: self.timeout_seconds,
+            sandbox: self.sandbox.as_deref(),
+        }
+    }
+}
+
+fn refused_at_once(
+    registry: &Registry,
+    cwd: &str,
+    prompt: Option<&str>,
+    common: &Common<'_>,
+    check_4: impl FnOnce(&Registry, &str) -> Result<(), RelayError>,
+) -> Option<RelayFailure> {
+    let checks = || -> Result<(), RelayError> {
+        call_deadline(prompt, common.timeout_seconds, &CancellationToken::new())?;
+        check_target(
+            registry,
+            cwd,
+            common.repo_path,
+            common.timeout_seconds,
+            common.sandbox,
+            check_4,
+        )
+        .map(drop)
+    };
+    checks().err().map(RelayFailure::from)
+}
+
 /// Check 4 for one backend: the one named, else the default.
 fn one_backend(
     name: Option<&str>,
