@@ -1,5 +1,6 @@
-//! The git helpers (docs/CONTRACT.md §5). git runs as a subprocess, never through a shell, in its
-//! own process group, bounded by the call's deadline: killed (the whole group) and reaped when the
+//! The git helpers (docs/CONTRACT.md §5). git runs through the process runner
+//! ([`crate::subprocess::run_child`]), without the supervisor: never through a shell, in its own
+//! process group, bounded by the call's deadline: killed (the whole group) and reaped when the
 //! deadline passes or the call is cancelled or dropped. Its output is read through a bounded
 //! buffer, so a diff of any size ends in an exact `ERR_TOO_LARGE`.
 //!
@@ -8,15 +9,11 @@
 //! [`filter_overrides`] and `GIT_NO_LAZY_FETCH`.
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::io;
 use std::os::unix::ffi::OsStringExt;
-use std::process::Stdio;
-use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{BoundedText, Measured};
@@ -24,14 +21,12 @@ use crate::deadline::{Deadline, Stop, Timeout};
 use crate::env::Env;
 use crate::errors::{RelayError, Subject};
 use crate::limits::{GIT_HELPER_TIMEOUT_SECONDS, MAX_DIFF_BYTES};
+use crate::subprocess::{run_child, Launch, ProcessError, Sink, StdinSource, Supervision};
 
 /// How much of git's stderr is kept for an error message.
 const STDERR_LIMIT: usize = 64 * 1024;
 /// How much of the list of filter settings is read; a config that defines more is refused.
 const FILTER_NAMES_LIMIT: usize = 64 * 1024;
-const READ_CHUNK: usize = 64 * 1024;
-/// How long a killed git may take to be reaped before it is left to tokio's orphan reaper.
-const REAP_GRACE: Duration = Duration::from_secs(2);
 
 /// Options for every git run: no pager, no fsmonitor program (`core.fsmonitor` may name one),
 /// no hooks (`post-index-change` runs when a command writes the index).
@@ -102,6 +97,17 @@ enum RunError {
 }
 
 impl RunError {
+    /// The error a run of git that gave no output is.
+    fn from_process(e: ProcessError) -> RunError {
+        match e {
+            ProcessError::Spawn(e) => RunError::from_spawn(e),
+            ProcessError::TimedOut => RunError::Stopped(Stop::TimedOut),
+            ProcessError::Cancelled => RunError::Stopped(Stop::Cancelled),
+            // git's pipes or its exit could not be read: a git failure like any other.
+            ProcessError::Io(_) | ProcessError::Supervisor(_) => RunError::NotRun,
+        }
+    }
+
     /// The error a failure to start git is.
     fn from_spawn(e: io::Error) -> RunError {
         match e.raw_os_error() {
@@ -126,23 +132,6 @@ struct GitOutput<T> {
     code: Option<i32>,
     stdout: T,
     stderr: Measured,
-}
-
-/// Where git's stdout goes.
-trait Sink {
-    type Output;
-    fn push(&mut self, bytes: &[u8]);
-    fn finish(self) -> Self::Output;
-}
-
-impl Sink for BoundedText {
-    type Output = Measured;
-    fn push(&mut self, bytes: &[u8]) {
-        BoundedText::push(self, bytes);
-    }
-    fn finish(self) -> Measured {
-        BoundedText::finish(self)
-    }
 }
 
 /// Raw bytes, up to a limit (filter names are bytes: a lossy decoding would miss a driver).
@@ -177,46 +166,10 @@ impl Sink for RawBytes {
     }
 }
 
-/// Reads a pipe to its end into `sink`; a read error ends the output, which git's exit status
-/// explains.
-async fn drain<S: Sink>(pipe: Option<impl AsyncRead + Unpin>, mut sink: S) -> S::Output {
-    if let Some(mut pipe) = pipe {
-        let mut chunk = vec![0u8; READ_CHUNK];
-        loop {
-            match pipe.read(&mut chunk).await {
-                Ok(0) => break,
-                Ok(n) => sink.push(&chunk[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-    }
-    sink.finish()
-}
-
-/// Kills a child's whole process group (SIGKILL) when dropped, unless the child was reaped.
-/// The group is only ever killed while its leader is unreaped, so its id cannot have been reused.
-struct KillGroup(Option<u32>);
-
-impl KillGroup {
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for KillGroup {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0.and_then(|id| i32::try_from(id).ok()) {
-            // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
 /// One git run: `git <neutral options> <extra> -C <repo> <args>`, stdin null, stdout into
-/// `stdout`, stderr kept up to [`STDERR_LIMIT`], bounded by `deadline`.
+/// `stdout`, stderr kept up to [`STDERR_LIMIT`], bounded by `deadline`; through the process
+/// runner, without the supervisor (git must stay cheap), killed with its group at the deadline,
+/// on cancel or drop, and when the host dies.
 async fn run_git<S: Sink>(
     repo: &str,
     env: GitEnv<'_>,
@@ -225,88 +178,40 @@ async fn run_git<S: Sink>(
     stdout: S,
     deadline: &Deadline,
 ) -> Result<GitOutput<S::Output>, RunError> {
-    deadline.check().map_err(RunError::Stopped)?;
-    let mut command = Command::new("git");
-    command
-        .args(NEUTRAL_OPTIONS)
-        .args(extra)
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    die_with_the_host(&mut command);
-    if let GitEnv::Exactly(vars) = env {
-        command.env_clear().envs(vars);
-    }
-    command
-        // A partial clone fetches missing objects from its promisor remote on demand, running
-        // whatever the repository's config says (`core.sshCommand`, an `ext::` URL...).
-        .env("GIT_NO_LAZY_FETCH", "1")
-        .env(EMPTY_VAR, "")
-        .env(FALSE_VAR, "false");
-    // Its pipes need descriptors: in a burst of relays, it waits for others to free theirs.
+    let mut all: Vec<OsString> = NEUTRAL_OPTIONS.iter().map(OsString::from).collect();
+    all.extend_from_slice(extra);
+    all.extend([OsString::from("-C"), OsString::from(repo)]);
+    all.extend(args.iter().map(OsString::from));
+    let launch = Launch {
+        program: OsStr::new("git"),
+        args: &all,
+        cwd: None,
+        env: match env {
+            GitEnv::Inherit => None,
+            GitEnv::Exactly(vars) => Some(vars),
+        },
+        extra_env: &[
+            // A partial clone fetches missing objects from its promisor remote on demand,
+            // running whatever the repository's config says (`core.sshCommand`, an `ext::`
+            // URL...).
+            ("GIT_NO_LAZY_FETCH", "1"),
+            (EMPTY_VAR, ""),
+            (FALSE_VAR, "false"),
+        ],
+        stdin: StdinSource::Null,
+        supervision: Supervision::Unsupervised,
+    };
     let until = tokio::time::Instant::now() + deadline.remaining();
-    let spawned =
-        crate::descriptors::when_available(until, deadline.cancel_token(), || command.spawn())
-            .await
-            .ok_or(RunError::Stopped(Stop::Cancelled))?;
-    let mut child = spawned.map_err(RunError::from_spawn)?;
-    let mut group = KillGroup(child.id());
-    let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
-    let finished = deadline
-        .bound(async {
-            let (stdout, stderr) = tokio::join!(
-                drain(out_pipe, stdout),
-                drain(err_pipe, BoundedText::new(STDERR_LIMIT))
-            );
-            (stdout, stderr, child.wait().await)
-        })
-        .await;
-    match finished {
-        Ok((stdout, stderr, Ok(status))) => {
-            group.disarm();
-            Ok(GitOutput {
-                success: status.success(),
-                code: status.code(),
-                stdout,
-                stderr,
-            })
-        }
-        // Not reaped: `group` kills it, `kill_on_drop` hands it to tokio's reaper.
-        Ok((_, _, Err(_))) => Err(RunError::NotRun),
-        Err(stop) => {
-            drop(group);
-            let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
-            Err(RunError::Stopped(stop))
-        }
-    }
-}
-
-/// Makes git get SIGKILL when the host dies (it runs without the supervisor: git is quick, and
-/// with the repository's programs neutralised starts none of its own, but a FIFO in the
-/// repository can make it wait forever). `PR_SET_PDEATHSIG` follows the thread that started git:
-/// a runtime worker or the JS thread, which live as long as the host.
-fn die_with_the_host(command: &mut Command) {
-    // SAFETY: getpid is async-signal-safe and has no preconditions.
-    let host = unsafe { libc::getpid() };
-    // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
-    // getppid, which are async-signal-safe; it allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The host died before the signal was asked for.
-            if libc::getppid() != host {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
+    let cancel = deadline.cancel_token();
+    let done = run_child(launch, stdout, STDERR_LIMIT, None, until, cancel)
+        .await
+        .map_err(RunError::from_process)?;
+    Ok(GitOutput {
+        success: done.status.success(),
+        code: done.status.code(),
+        stdout: done.stdout,
+        stderr: done.stderr,
+    })
 }
 
 /// `--config-env` options that empty the `clean`, `smudge` and `process` commands of every
@@ -651,7 +556,7 @@ pub(crate) mod test_repo {
 mod tests {
     use std::path::Path;
     use std::process::Command;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use super::test_repo::*;
     use super::*;

@@ -1,10 +1,11 @@
-//! Runs one CLI as a child process, the way every subprocess backend needs it (docs/CONTRACT.md
+//! The one process runner ([`run_child`]), for the CLI backends and for git (docs/CONTRACT.md
 //! §8): no shell, its own process group, stdin written while stdout and stderr are read, output
 //! kept up to a limit and counted past it, and the whole group killed on timeout, cancellation or
-//! drop, so no grandchild outlives the call.
+//! drop, so no grandchild outlives the call. A CLI backend runs under the supervisor
+//! ([`run_process`]); git runs without it, to stay cheap ([`Supervision::Unsupervised`]).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
 use crate::deadline::{Deadline, Stop};
 use crate::descriptors;
+use crate::env::Env;
 use crate::lines::{LineSplitter, StdoutLine};
 use phone_a_friend_supervisor::protocol::{
     spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
@@ -35,6 +37,9 @@ const TERM_GRACE: Duration = Duration::from_millis(500);
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 /// Bound on the wait for a supervisor told to stop: its grace, its SIGKILL rounds, and slack.
 const STOP_LIMIT: Duration = Duration::from_secs(3);
+/// How long a killed unsupervised child may take to be reaped before it is left to tokio's
+/// orphan reaper.
+const REAP_GRACE: Duration = Duration::from_secs(2);
 const READ_CHUNK: usize = 64 * 1024;
 /// A limit far enough away to be none (a `timeout` too large to add to the clock).
 const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -155,13 +160,6 @@ async fn run(
     lines: Option<LineSender>,
     cancel: &CancellationToken,
 ) -> Result<ProcessOutput, ProcessError> {
-    if cancel.is_cancelled() {
-        return Err(ProcessError::Cancelled);
-    }
-    if spec.timeout.is_zero() {
-        // The call's deadline passed before the backend could start: start nothing.
-        return Err(ProcessError::TimedOut);
-    }
     let ProcessSpec {
         program,
         args,
@@ -172,51 +170,177 @@ async fn run(
         output_limit,
         remove_on_stop,
     } = spec;
-    let (stdin_mode, stdin_bytes) = match stdin {
-        StdinSource::Null => (Stdio::null(), None),
-        StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
-    };
     // `Duration::MAX` means no limit.
     let until = Instant::now()
         .checked_add(timeout)
         .unwrap_or_else(|| Instant::now() + NO_LIMIT);
-    let supervisor = crate::supervisor::executable().map_err(ProcessError::Supervisor)?;
-    let mut command = std::process::Command::new(supervisor);
-    command
-        .arg(PARENT_FLAG)
-        .arg(std::process::id().to_string())
-        .arg(GRACE_FLAG)
-        .arg(TERM_GRACE.as_millis().to_string());
-    for folder in remove_on_stop {
-        command.arg(REMOVE_FLAG).arg(folder);
+    let launch = Launch {
+        program: program.as_os_str(),
+        args: &args,
+        cwd: Some(&cwd),
+        env: Some(&env),
+        extra_env: &[],
+        stdin,
+        supervision: Supervision::Supervised { remove_on_stop },
+    };
+    let stdout = BoundedText::new(output_limit);
+    let done = run_child(launch, stdout, output_limit, lines, until, cancel).await?;
+    Ok(ProcessOutput {
+        code: done.status.code(),
+        signal: done.status.signal(),
+        stdout: done.stdout,
+        stderr: done.stderr,
+    })
+}
+
+/// How a child is kept from outliving its run.
+#[derive(Debug)]
+pub(crate) enum Supervision {
+    /// Under the supervisor (the CLI backends): on timeout, cancel or drop it is asked to stop
+    /// the whole tree (SIGTERM, never SIGKILL), and it does so on its own if the host dies,
+    /// removing `remove_on_stop`'s folders whenever the run is stopped.
+    Supervised { remove_on_stop: Vec<PathBuf> },
+    /// The program itself, for one that must stay cheap (git): its group gets SIGKILL on
+    /// timeout, cancel or drop, and it gets SIGKILL when the host dies (`PR_SET_PDEATHSIG`).
+    /// Its descendants are not followed out of the group.
+    Unsupervised,
+}
+
+/// One child to start, never through a shell, in a process group of its own, stdout and
+/// stderr piped.
+pub(crate) struct Launch<'a> {
+    /// An absolute path, or a name the OS looks up on the child's `PATH`.
+    pub program: &'a OsStr,
+    pub args: &'a [OsString],
+    /// `None`: the relay's own.
+    pub cwd: Option<&'a Path>,
+    /// The child's entire environment; `None`: the relay's own.
+    pub env: Option<&'a Env>,
+    /// Set on top of `env`.
+    pub extra_env: &'a [(&'a str, &'a str)],
+    pub stdin: StdinSource,
+    pub supervision: Supervision,
+}
+
+/// How a child ended and what it printed.
+pub(crate) struct Finished<T> {
+    pub status: ExitStatus,
+    pub stdout: T,
+    /// Kept up to the run's stderr limit, counted past it.
+    pub stderr: Measured,
+}
+
+/// Where a stream's bytes go as they are read.
+pub(crate) trait Sink {
+    type Output;
+    fn push(&mut self, bytes: &[u8]);
+    fn finish(self) -> Self::Output;
+}
+
+impl Sink for BoundedText {
+    type Output = Measured;
+    fn push(&mut self, bytes: &[u8]) {
+        BoundedText::push(self, bytes);
+    }
+    fn finish(self) -> Measured {
+        BoundedText::finish(self)
+    }
+}
+
+/// The one process runner (for the CLI backends and git): starts `launch` once a file
+/// descriptor is to be had, serves stdin, stdout (into `stdout`, and line by line to `lines`)
+/// and stderr (kept up to `stderr_limit`) at once, and waits for the exit until `until` or the
+/// token. On timeout, cancel or drop the child is stopped as its [`Supervision`] says, so
+/// nothing it started outlives the run.
+pub(crate) async fn run_child<S: Sink>(
+    launch: Launch<'_>,
+    stdout: S,
+    stderr_limit: usize,
+    lines: Option<LineSender>,
+    until: Instant,
+    cancel: &CancellationToken,
+) -> Result<Finished<S::Output>, ProcessError> {
+    if cancel.is_cancelled() {
+        return Err(ProcessError::Cancelled);
+    }
+    if Instant::now() >= until {
+        // The call's deadline passed before the program could start: start nothing.
+        return Err(ProcessError::TimedOut);
+    }
+    let Launch {
+        program,
+        args,
+        cwd,
+        env,
+        extra_env,
+        stdin,
+        supervision,
+    } = launch;
+    let (stdin_mode, stdin_bytes) = match stdin {
+        StdinSource::Null => (Stdio::null(), None),
+        StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
+    };
+    let supervised = matches!(supervision, Supervision::Supervised { .. });
+    let mut command = match supervision {
+        Supervision::Supervised { remove_on_stop } => {
+            let supervisor = crate::supervisor::executable().map_err(ProcessError::Supervisor)?;
+            let mut command = std::process::Command::new(supervisor);
+            command
+                .arg(PARENT_FLAG)
+                .arg(std::process::id().to_string())
+                .arg(GRACE_FLAG)
+                .arg(TERM_GRACE.as_millis().to_string());
+            for folder in remove_on_stop {
+                command.arg(REMOVE_FLAG).arg(folder);
+            }
+            command.arg(END_OF_FLAGS).arg(program);
+            command
+        }
+        Supervision::Unsupervised => {
+            let mut command = std::process::Command::new(program);
+            die_with_the_host(&mut command);
+            command
+        }
+    };
+    command.args(args);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    if let Some(env) = env {
+        command.env_clear().envs(env);
     }
     command
-        .arg(END_OF_FLAGS)
-        .arg(program)
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env)
+        .envs(extra_env.iter().copied())
         .stdin(stdin_mode)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Out of the host's group: a terminal's Ctrl-C is for the host to handle.
         .process_group(0);
-    // Never SIGKILL the supervisor: only it can end what left the backend's process group.
     let mut command = Command::from(command);
+    // Never SIGKILL the supervisor: only it can end what left the backend's process group.
+    command.kill_on_drop(!supervised);
     // Its pipes need descriptors: in a burst, it waits for others to free theirs.
     let Some(spawned) = descriptors::when_available(until, cancel, || command.spawn()).await else {
         return Err(ProcessError::Cancelled);
     };
     let mut child = spawned.map_err(ProcessError::Spawn)?;
-    // Declared after `child` so it drops first: the supervisor is signalled while it is not
-    // yet reaped, and so while its id cannot have been reused.
-    let mut supervisor = match child.id().and_then(|id| i32::try_from(id).ok()) {
-        Some(pid) => SupervisorGuard { pid, armed: true },
+    // Declared after `child` so it drops first: the child is signalled while it is not yet
+    // reaped, and so while its id cannot have been reused.
+    let mut guard = match child.id().and_then(|id| i32::try_from(id).ok()) {
+        Some(pid) => ChildGuard {
+            pid,
+            supervised,
+            armed: true,
+        },
         None => {
-            return Err(ProcessError::Io(io::Error::other(
-                "the supervisor has no process id",
-            )))
+            let who = if supervised {
+                "the supervisor"
+            } else {
+                "the child"
+            };
+            return Err(ProcessError::Io(io::Error::other(format!(
+                "{who} has no process id"
+            ))));
         }
     };
 
@@ -227,8 +351,8 @@ async fn run(
         set_pipe_capacity(pipe.as_raw_fd(), bytes);
     }
     let stderr_pipe = child.stderr.take();
-    let mut stdout = BoundedText::new(output_limit);
-    let mut stderr = BoundedText::new(output_limit);
+    let mut stdout = stdout;
+    let mut stderr = BoundedText::new(stderr_limit);
     let consumer = ConsumerWait::default();
     let status = {
         // All three at once: a child may fill stdout before it reads stdin, or never read it.
@@ -241,27 +365,51 @@ async fn run(
             .map(|_| ())
         };
         let timeout = until.saturating_duration_since(Instant::now());
-        supervise(&mut child, &mut supervisor, io, timeout, cancel, &consumer).await?
+        supervise(&mut child, &mut guard, io, timeout, cancel, &consumer).await?
     };
     let stderr = stderr.finish();
-    if status.code() == Some(SPAWN_FAILED_EXIT) {
+    if supervised && status.code() == Some(SPAWN_FAILED_EXIT) {
         if let Some(errno) = spawn_failure_errno(&stderr.text) {
             return Err(ProcessError::Spawn(io::Error::from_raw_os_error(errno)));
         }
     }
-    Ok(ProcessOutput {
-        code: status.code(),
-        signal: status.signal(),
+    Ok(Finished {
+        status,
         stdout: stdout.finish(),
         stderr,
     })
 }
 
-/// Waits for the supervisor to exit and the pipes to close, whichever comes last, unless the
+/// Makes an unsupervised child get SIGKILL when the host dies (git is quick, and with the
+/// repository's programs neutralised starts none of its own, but a FIFO in the repository can
+/// make it wait forever). `PR_SET_PDEATHSIG` follows the thread that started the child: a
+/// runtime worker or the JS thread, which live as long as the host.
+fn die_with_the_host(command: &mut std::process::Command) {
+    // SAFETY: getpid is async-signal-safe and has no preconditions.
+    let host = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
+    // getppid, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The host died before the signal was asked for.
+            if libc::getppid() != host {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Waits for the child to exit and the pipes to close, whichever comes last, unless the
 /// timeout or the token ends it first. Every path leaves the tree stopped and `guard` disarmed.
+/// An unsupervised child is reaped only once its pipes have closed: until then its group's id
+/// stays its own, so the group can be killed whatever in it still holds a pipe.
 async fn supervise(
     child: &mut Child,
-    guard: &mut SupervisorGuard,
+    guard: &mut ChildGuard,
     io: impl Future<Output = io::Result<()>>,
     timeout: Duration,
     cancel: &CancellationToken,
@@ -289,9 +437,10 @@ async fn supervise(
                 guard.stop(child).await;
                 return Err(ProcessError::TimedOut);
             }
-            exited = child.wait(), if status.is_none() => match exited {
+            exited = child.wait(), if status.is_none() && (io_done || guard.supervised) => match exited {
                 Ok(exit) => {
-                    // The supervisor killed the backend's whole tree before it exited.
+                    // The supervisor killed the backend's whole tree before it exited; an
+                    // unsupervised child's group may now be another's.
                     guard.disarm();
                     status = Some(exit);
                     exited_at = (Instant::now(), consumer.total());
@@ -328,10 +477,10 @@ async fn supervise(
     }
 }
 
-/// Reads a stream to its end into `text`, which keeps what fits and counts the rest.
-async fn read_stream<R: AsyncRead + Unpin>(
+/// Reads a stream to its end into `sink`, which keeps what fits and counts the rest.
+async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
     stream: Option<R>,
-    text: &mut BoundedText,
+    sink: &mut S,
 ) -> io::Result<()> {
     let Some(mut stream) = stream else {
         return Ok(());
@@ -340,7 +489,7 @@ async fn read_stream<R: AsyncRead + Unpin>(
     loop {
         match stream.read(&mut buf).await {
             Ok(0) => return Ok(()),
-            Ok(n) => text.push(&buf[..n]),
+            Ok(n) => sink.push(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
@@ -349,9 +498,9 @@ async fn read_stream<R: AsyncRead + Unpin>(
 
 /// Reads stdout like [`read_stream`], also sending its lines to `lines` (if given), one at a
 /// time: while the consumer has not taken a line, nothing more is read.
-async fn read_stdout<R: AsyncRead + Unpin>(
+async fn read_stdout<R: AsyncRead + Unpin, S: Sink>(
     stream: Option<R>,
-    text: &mut BoundedText,
+    text: &mut S,
     lines: Option<LineSender>,
     consumer: &ConsumerWait,
 ) -> io::Result<()> {
@@ -463,25 +612,36 @@ async fn write_stdin(pipe: Option<ChildStdin>, bytes: Option<Vec<u8>>) -> io::Re
     // `pipe` drops here, closing the child's stdin.
 }
 
-/// The running supervisor, asked to stop the backend's tree (SIGTERM) when dropped while armed.
-struct SupervisorGuard {
+/// The running child, stopped when dropped while armed: the supervisor is asked to stop the
+/// backend's tree (SIGTERM), an unsupervised child's whole group is killed (SIGKILL).
+struct ChildGuard {
     pid: i32,
+    supervised: bool,
     armed: bool,
 }
 
-impl SupervisorGuard {
+impl ChildGuard {
     fn request_stop(&self) {
         if self.armed && self.pid > 1 {
+            let (target, signal) = if self.supervised {
+                (self.pid, libc::SIGTERM)
+            } else {
+                (-self.pid, libc::SIGKILL)
+            };
             // SAFETY: `kill` takes plain integers and touches no memory of ours.
-            unsafe { libc::kill(self.pid, libc::SIGTERM) };
+            unsafe { libc::kill(target, signal) };
         }
     }
 
-    /// Asks the supervisor to stop the tree (SIGTERM, then SIGKILL after [`TERM_GRACE`]) and
-    /// waits for it to exit, so the caller returns with nothing left running.
+    /// Stops the child and waits for it to exit, so the caller returns with nothing left
+    /// running: the supervisor stops the tree (SIGTERM, then SIGKILL after [`TERM_GRACE`]); an
+    /// unsupervised child, killed, is reaped within [`REAP_GRACE`] or left to tokio's orphan
+    /// reaper (`kill_on_drop`).
     async fn stop(&mut self, child: &mut Child) {
         self.request_stop();
-        if tokio::time::timeout(STOP_LIMIT, child.wait())
+        if !self.supervised {
+            let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+        } else if tokio::time::timeout(STOP_LIMIT, child.wait())
             .await
             .is_err()
         {
@@ -492,16 +652,16 @@ impl SupervisorGuard {
         self.disarm();
     }
 
-    /// The supervisor has exited: never signal its id again (it may be reused).
+    /// The child has exited: never signal its id again (it may be reused).
     fn disarm(&mut self) {
         self.armed = false;
     }
 }
 
-impl Drop for SupervisorGuard {
+impl Drop for ChildGuard {
     fn drop(&mut self) {
-        // The future was dropped mid-flight: the supervisor ends the tree on its own, and
-        // tokio reaps it.
+        // The future was dropped mid-flight: the supervisor ends the tree on its own, an
+        // unsupervised group is killed here; tokio reaps the child.
         self.request_stop();
     }
 }

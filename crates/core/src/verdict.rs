@@ -2,7 +2,9 @@
 //! CLI (`schema_version` 1), and by its rule: the verdict follows from the findings' severities,
 //! and a model whose verdict contradicts its own findings is malformed output, never trusted.
 
-use serde::Serialize;
+use serde::de::value::StrDeserializer;
+use serde::de::IntoDeserializer;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -92,7 +94,8 @@ pub fn prompt(request: Option<&str>) -> String {
     format!("Review request:\n{request}\n\n{INSTRUCTIONS}")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Read and written by the same names (serde's): see [`named`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Ship,
@@ -100,7 +103,7 @@ pub enum Kind {
     Abstain,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Blocker,
@@ -134,6 +137,10 @@ impl Verdict {
 
 /// Reads a verdict envelope (inside a ```` ```json ```` fence, or claude's `structured_output`
 /// wrapper, too) and checks it as upstream's `parseVerdict` does; the error says what is wrong.
+/// The fields are read by hand, not into a derived `Deserialize` shape: upstream's messages come
+/// in its order of checks (the verdict after the findings), tell an absent field (`undefined`)
+/// from `null`, and show the value as `JSON.stringify` does, where serde would stop at the first
+/// field in the text's order with words of its own. Only the names are serde's ([`named`]).
 pub fn parse(text: &str) -> Result<Verdict, VerdictError> {
     if text.len() > MAX_VERDICT_BYTES {
         return Err(format!(
@@ -172,18 +179,12 @@ pub fn parse(text: &str) -> Result<Verdict, VerdictError> {
         .enumerate()
         .map(|(index, item)| finding(index, item))
         .collect::<Result<Vec<_>, _>>()?;
-    let claimed = match object.get("verdict").and_then(Value::as_str) {
-        Some("ship") => Kind::Ship,
-        Some("iterate") => Kind::Iterate,
-        Some("abstain") => Kind::Abstain,
-        _ => {
-            return Err(format!(
-                "verdict must be one of ship|iterate|abstain, got {}",
-                shown(object.get("verdict"))
-            )
-            .into())
-        }
-    };
+    let claimed = named(object.get("verdict")).ok_or_else(|| {
+        format!(
+            "verdict must be one of ship|iterate|abstain, got {}",
+            shown(object.get("verdict"))
+        )
+    })?;
     let verdict = derive(&findings, claimed).ok_or_else(|| {
         format!(
             "verdict \"{}\" contradicts findings; severities=[{}]",
@@ -244,18 +245,12 @@ fn finding(index: usize, item: &Value) -> Result<Finding, VerdictError> {
     let Value::Object(fields) = item else {
         return Err(format!("finding[{index}] must be an object").into());
     };
-    let severity = match fields.get("severity").and_then(Value::as_str) {
-        Some("blocker") => Severity::Blocker,
-        Some("important") => Severity::Important,
-        Some("nit") => Severity::Nit,
-        _ => {
-            return Err(format!(
-                "finding[{index}].severity must be one of blocker|important|nit, got {}",
-                shown(fields.get("severity"))
-            )
-            .into())
-        }
-    };
+    let severity = named(fields.get("severity")).ok_or_else(|| {
+        format!(
+            "finding[{index}].severity must be one of blocker|important|nit, got {}",
+            shown(fields.get("severity"))
+        )
+    })?;
     let title = non_empty_string(fields.get("title"))
         .ok_or_else(|| format!("finding[{index}].title must be a non-empty string"))?;
     let rationale = non_empty_string(fields.get("rationale"))
@@ -272,6 +267,13 @@ fn finding(index: usize, item: &Value) -> Result<Finding, VerdictError> {
         rationale: rationale.to_string(),
         location: location.map(str::to_string),
     })
+}
+
+/// The variant of `T` a JSON string names, by the names `T` is written with; `None` for any other
+/// value. Only a string is read: serde reading the `Value` itself would also take `{"nit":null}`.
+fn named<'a, T: Deserialize<'a>>(value: Option<&'a Value>) -> Option<T> {
+    let name: StrDeserializer<'a, serde::de::value::Error> = value?.as_str()?.into_deserializer();
+    T::deserialize(name).ok()
 }
 
 fn non_empty_string(value: Option<&Value>) -> Option<&str> {
@@ -346,6 +348,25 @@ mod tests {
         assert_eq!(
             parse(&bad_severity),
             Err("finding[0].severity must be one of blocker|important|nit, got \"fatal\"".into())
+        );
+        // Only the names themselves: not another case, nor serde's `{"<name>": null}` form.
+        let tagged = r#"{"schema_version":1,"verdict":"ship","summary":"s","findings":[
+            {"severity":{"nit":null},"title":"t","rationale":"r"}]}"#;
+        assert_eq!(
+            parse(tagged),
+            Err(
+                "finding[0].severity must be one of blocker|important|nit, got {\"nit\":null}"
+                    .into()
+            )
+        );
+        let tagged = r#"{"schema_version":1,"verdict":{"ship":null},"summary":"s","findings":[]}"#;
+        assert_eq!(
+            parse(tagged),
+            Err("verdict must be one of ship|iterate|abstain, got {\"ship\":null}".into())
+        );
+        assert_eq!(
+            parse(&envelope("Ship", &[])),
+            Err("verdict must be one of ship|iterate|abstain, got \"Ship\"".into())
         );
         assert!(parse("not json").err().is_some_and(|e| e
             .to_string()
