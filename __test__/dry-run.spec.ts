@@ -334,6 +334,55 @@ describe('the CLI', () => {
     expect(fakeCliRan()).toBe(false)
   })
 
+  it('--to codex,gemini --dry-run describes each backend under its header; --json prints an array', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--include-diff', '--dry-run', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    expect(fakeCliRan()).toBe(false)
+    const [before, codex, gemini] = result.stdout.split(/^=== (?:codex|gemini) ===\n/m)
+    expect(before).toBe('')
+    expect(codex).toContain('backend:  codex (sandbox read-only, timeout 600s)')
+    expect(codex).toContain(`command:  ${join(clis.bin, 'codex')} `)
+    expect(gemini).toContain('backend:  gemini (sandbox read-only, timeout 600s)')
+    expect(gemini).toContain(`command:  ${join(clis.bin, 'gemini')} --approval-mode plan`)
+    for (const part of [codex, gemini]) expect(part).toContain('diff:     the uncommitted changes (git diff HEAD)')
+
+    const json = await runCli(['--prompt', 'Hi', '--dry-run', '--json', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(json.code).toBe(0)
+    const printed = JSON.parse(json.stdout) as Array<{ backend: string; ok: boolean; dryRun: DryRun }>
+    expect(printed).toEqual([
+      { backend: 'codex', ok: true, dryRun: await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'codex', dryRun: true }) },
+      { backend: 'gemini', ok: true, dryRun: await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'gemini', dryRun: true }) },
+    ])
+  })
+
+  it('--to with several backends: one the relay does not know fails alone, any other failure fails the whole dry run', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'gemni,codex'], { cwd: repo.path })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toMatch(/^=== codex ===\n/)
+    expect(result.stdout).not.toContain('=== gemni ===')
+    expect(result.stderr).toMatch(/^Error \[ERR_UNSUPPORTED_BACKEND\] \(gemni\): Unsupported relay backend: gemni\. .*Did you mean gemini\?\n$/)
+    const json = await runCli(['--prompt', 'Hi', '--dry-run', '--json', '--to', 'gemni,codex'], { cwd: repo.path })
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject([
+      { backend: 'gemni', ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND' } },
+      { backend: 'codex', ok: true, dryRun: { backend: 'codex' } },
+    ])
+    const whole = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'codex,gemini', '--context-file', 'missing.txt'], { cwd: repo.path })
+    expect(whole).toMatchObject({ code: 1, stdout: '', stderr: `Error [ERR_CONTEXT_FILE]: Context file does not exist: ${join(repo.path, 'missing.txt')}\n` })
+    const session = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'codex,gemini', '--session', 's'], { cwd: repo.path })
+    const real = await runCli(['--prompt', 'Hi', '--to', 'codex,gemini', '--session', 's'], { cwd: repo.path })
+    expect(session).toMatchObject({ code: 1, stdout: '', stderr: real.stderr })
+    expect(real.stderr).toMatch(/^Error \[ERR_SESSION\]/)
+    expect(fakeCliRan()).toBe(false)
+  })
+
+  it('a warning of several dry runs is printed once', async () => {
+    repo.commit('second')
+    const result = await runCli(['--prompt', 'Hi', '--include-diff', '--dry-run', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe(`[phone-a-friend] includeDiff: the envelope holds the last commit's diff (git diff HEAD~1 HEAD): no tracked file has uncommitted changes (untracked files are never included)\n`)
+  })
+
   it('a failing check fails the dry run as it fails a relay', async () => {
     const result = await runCli(['--prompt', 'Hi', '--dry-run', '--context-file', 'missing.txt'], { cwd: repo.path })
     expect(result).toMatchObject({ code: 1, stderr: `Error [ERR_CONTEXT_FILE]: Context file does not exist: ${join(repo.path, 'missing.txt')}\n` })
