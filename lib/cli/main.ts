@@ -569,6 +569,9 @@ const MCP_ON_A_TERMINAL = `phone-a-friend mcp: speaks MCP over stdin/stdout, for
 Add it to one: claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp (others: phone-a-friend mcp --help)
 `
 
+/** The server's failure when stdin closed before the client's `initialize` request. */
+const CLOSED_BEFORE_INITIALIZE = /^MCP initialization failed: connection closed/
+
 /**
  * `phone-a-friend mcp` (docs/CONTRACT.md §16): the MCP server on stdin and stdout, until the client
  * closes stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
@@ -582,13 +585,17 @@ async function runMcp(argv: string[]): Promise<number> {
   }
   // Someone who typed it at a terminal would otherwise wait on a server that says nothing.
   // isatty(0), not process.stdin: fd 0 stays the server's alone.
-  if (isatty(0)) process.stderr.write(MCP_ON_A_TERMINAL)
+  const onATerminal = isatty(0)
+  if (onATerminal) process.stderr.write(MCP_ON_A_TERMINAL)
   try {
     const { binding, scope } = require('../internal/native.js') as typeof import('../internal/native.js')
     await binding.serveMcp(scope(), process.cwd())
     return 0
   } catch (error) {
-    process.stderr.write(`phone-a-friend mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+    const message = error instanceof Error ? error.message : String(error)
+    // Ctrl-D at the terminal before any request: the way out the note above gives, not a failure.
+    if (onATerminal && CLOSED_BEFORE_INITIALIZE.test(message)) return 0
+    process.stderr.write(`phone-a-friend mcp: ${message}\n`)
     return EXIT_RELAY_ERROR
   }
 }
