@@ -9,6 +9,7 @@ import {
   _resetRegistry,
   registerBackend,
   relay,
+  relayAll,
   relayStream,
   reviewRelay,
   type BackendRunOptions,
@@ -167,6 +168,9 @@ describe('includeDiff says which diff the envelope holds, and why', () => {
     await relay({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, backend: 'codex', onWarning })
     expect(warnings).toEqual([warning, warning])
     expect(clis.read('stdin')).toBe(dryRun.envelope)
+    // relayAll() prepares once: one warning for all its backends.
+    await relayAll({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, backends: ['codex', 'gemini'], onWarning })
+    expect(warnings).toEqual([warning, warning, warning])
   })
 
   it('outside a git repository: none, said by the dry run, a warning and the CLI', async () => {
