@@ -265,6 +265,8 @@ export interface NativeDryRun {
   /** `[name, value]` pairs, sorted by name. */
   envSet: Array<Array<string>>
   envRemoved: Array<string>
+  /** Which diff the envelope holds, when the call asked for one. */
+  diff?: NativeDryRunDiff
 }
 
 export interface NativeDryRunCommand {
@@ -275,6 +277,13 @@ export interface NativeDryRunCommand {
   commandLine: string
   cwd: string
   envelopeOnStdin: boolean
+}
+
+export interface NativeDryRunDiff {
+  /** `uncommitted`, `last-commit` or `none`. */
+  source: string
+  /** Which diff it is and, unless it is the uncommitted changes, why. */
+  description: string
 }
 
 export interface NativeDryRunRequest {

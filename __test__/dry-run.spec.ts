@@ -9,6 +9,7 @@ import {
   _resetRegistry,
   registerBackend,
   relay,
+  relayAll,
   relayStream,
   reviewRelay,
   type BackendRunOptions,
@@ -102,6 +103,26 @@ describe('a CLI backend', () => {
     expect(clis.args().length).toBe(command(dryRun).args.length)
   })
 
+  it('a review against a base that does not exist fails as the real review does (ERR_GIT_DIFF), native or not', async () => {
+    const trunk = new TempRepo('trunk').write('a.txt', 'one\n').commit('first')
+    try {
+      // The generic path's real failure: the one a native review that fails falls back to.
+      const real = await reviewRelay({ repoPath: trunk.path, backend: 'gemini', base: 'main' }).then(
+        () => undefined,
+        (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
+      )
+      expect(real).toMatchObject({ code: 'ERR_GIT_DIFF', message: expect.stringMatching(/^Failed to collect git diff against main: fatal: /) })
+      for (const backend of ['codex', 'gemini']) {
+        await expect(reviewRelay({ repoPath: trunk.path, backend, base: 'main', dryRun: true }), backend).rejects.toMatchObject(real as object)
+      }
+      const cli = await runCli(['--review', '--base', 'main', '--dry-run'], { cwd: trunk.path })
+      expect(cli).toMatchObject({ code: 1, stdout: '', stderr: `Error [ERR_GIT_DIFF]: ${real?.message}\n` })
+      expect(fakeCliRan()).toBe(false)
+    } finally {
+      trunk.remove()
+    }
+  })
+
   it('a codex review with a verdict is described as the generic path the real review takes', async () => {
     const dryRun = await reviewRelay({ repoPath: repo.path, backend: 'codex', base: 'HEAD', verdict: true, dryRun: true })
     expect(fakeCliRan()).toBe(false)
@@ -119,6 +140,62 @@ describe('a CLI backend', () => {
     expect(dryRun.envelope).toContain('+two')
     await reviewRelay({ repoPath: repo.path, backend: 'gemini', base: 'HEAD~1' })
     expect(clis.read('stdin')).toBe(dryRun.envelope)
+  })
+})
+
+describe('includeDiff says which diff the envelope holds, and why', () => {
+  it('uncommitted changes: said by the dry run, no warning', async () => {
+    const warnings: string[] = []
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, dryRun: true, onWarning: (message) => void warnings.push(message) })
+    expect(dryRun.diff).toEqual({ source: 'uncommitted', description: 'the uncommitted changes (git diff HEAD)' })
+    expect(warnings).toEqual([])
+    expect((await relay({ prompt: 'Hi', repoPath: repo.path, dryRun: true })).diff).toBeNull()
+  })
+
+  it('only untracked files: the last commit, said by the dry run and by a warning of the real relay', async () => {
+    repo.commit('second').write('untracked.txt', 'new\n')
+    const warnings: string[] = []
+    const onWarning = (message: string): void => void warnings.push(message)
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, dryRun: true, onWarning })
+    expect(dryRun.diff?.source).toBe('last-commit')
+    expect(dryRun.diff?.description).toBe(
+      "the last commit's diff (git diff HEAD~1 HEAD): no tracked file has uncommitted changes (untracked files are never included)",
+    )
+    expect(dryRun.envelope).toContain('+two')
+    expect(dryRun.envelope).not.toContain('untracked.txt')
+    const warning = `[phone-a-friend] includeDiff: the envelope holds ${dryRun.diff?.description}`
+    expect(warnings).toEqual([warning])
+    await relay({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, backend: 'codex', onWarning })
+    expect(warnings).toEqual([warning, warning])
+    expect(clis.read('stdin')).toBe(dryRun.envelope)
+    // relayAll() prepares once: one warning for all its backends.
+    await relayAll({ prompt: 'Hi', repoPath: repo.path, includeDiff: true, backends: ['codex', 'gemini'], onWarning })
+    expect(warnings).toEqual([warning, warning, warning])
+  })
+
+  it('outside a git repository: none, said by the dry run, a warning and the CLI', async () => {
+    const folder = tempDir('paf-not-a-repo-')
+    const warnings: string[] = []
+    const dryRun = await relay({ prompt: 'Hi', repoPath: folder, includeDiff: true, dryRun: true, onWarning: (message) => void warnings.push(message) })
+    const description = 'no diff: git diff HEAD failed (not a git repository, no commit yet, or no git)'
+    expect(dryRun.diff).toEqual({ source: 'none', description })
+    expect(warnings).toEqual([`[phone-a-friend] includeDiff: the envelope holds ${description}`])
+    const cli = await runCli(['--prompt', 'Hi', '--include-diff', '--dry-run', '--to', 'gemini'], { cwd: folder })
+    expect(cli).toMatchObject({ code: 0, stderr: `[phone-a-friend] includeDiff: the envelope holds ${description}\n` })
+    expect(cli.stdout).toContain(`\ndiff:     ${description}\n`)
+  })
+
+  it('a repository whose one commit is all there is, beside untracked files: none, and why', async () => {
+    const single = new TempRepo().write('a.txt', 'one\n').commit('first').write('untracked.txt', 'new\n')
+    try {
+      const dryRun = await relay({ prompt: 'Hi', repoPath: single.path, includeDiff: true, dryRun: true, onWarning: () => undefined })
+      expect(dryRun.diff).toEqual({
+        source: 'none',
+        description: 'no diff: no tracked file has uncommitted changes (untracked files are never included) and there is no last commit to show',
+      })
+    } finally {
+      single.remove()
+    }
   })
 })
 
@@ -143,6 +220,24 @@ describe('ollama', () => {
     expect(stub.bodies).toHaveLength(1)
     expect(dryRun.action.kind === 'http' && dryRun.action.body).toEqual(stub.bodies[0])
     expect(stub.bodies[0]).toMatchObject({ model: 'llama-env', messages: [{ role: 'user', content: dryRun.envelope }] })
+  })
+
+  it('says that Ollama would refuse a chat without a model (library and CLI); not when one is set', async () => {
+    delete process.env.OLLAMA_MODEL
+    const warnings: string[] = []
+    const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', dryRun: true, onWarning: (message) => void warnings.push(message) })
+    expect(dryRun.action.kind === 'http' && dryRun.action.body).not.toHaveProperty('model')
+    expect(warnings).toEqual([expect.stringContaining('no model set: ollama refuses a chat without one, so a real relay would fail')])
+    const cli = await runCli(['--prompt', 'Hi', '--to', 'ollama', '--dry-run'], { cwd: repo.path })
+    expect(cli.code).toBe(0)
+    expect(cli.stderr).toContain('no model set: ollama refuses a chat without one')
+    expect(cli.stderr).toContain('pass --model <name> (the model option) or set OLLAMA_MODEL')
+    const withModel: string[] = []
+    await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', model: 'm', dryRun: true, onWarning: (message) => void withModel.push(message) })
+    process.env.OLLAMA_MODEL = 'llama-env'
+    await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', dryRun: true, onWarning: (message) => void withModel.push(message) })
+    expect(withModel).toEqual([])
+    expect(stub.bodies).toHaveLength(0)
   })
 
   it('never shows the user and password of OLLAMA_HOST; host, port and path stay (library and CLI)', async () => {
@@ -241,6 +336,55 @@ describe('the CLI', () => {
     expect(printed.ok).toBe(true)
     expect(printed.dryRun).toEqual(await relay({ prompt: 'Hi', repoPath: repo.path, dryRun: true }))
     expect(fakeCliRan()).toBe(false)
+  })
+
+  it('--to codex,gemini --dry-run describes each backend under its header; --json prints an array', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--include-diff', '--dry-run', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    expect(fakeCliRan()).toBe(false)
+    const [before, codex, gemini] = result.stdout.split(/^=== (?:codex|gemini) ===\n/m)
+    expect(before).toBe('')
+    expect(codex).toContain('backend:  codex (sandbox read-only, timeout 600s)')
+    expect(codex).toContain(`command:  ${join(clis.bin, 'codex')} `)
+    expect(gemini).toContain('backend:  gemini (sandbox read-only, timeout 600s)')
+    expect(gemini).toContain(`command:  ${join(clis.bin, 'gemini')} --approval-mode plan`)
+    for (const part of [codex, gemini]) expect(part).toContain('diff:     the uncommitted changes (git diff HEAD)')
+
+    const json = await runCli(['--prompt', 'Hi', '--dry-run', '--json', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(json.code).toBe(0)
+    const printed = JSON.parse(json.stdout) as Array<{ backend: string; ok: boolean; dryRun: DryRun }>
+    expect(printed).toEqual([
+      { backend: 'codex', ok: true, dryRun: await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'codex', dryRun: true }) },
+      { backend: 'gemini', ok: true, dryRun: await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'gemini', dryRun: true }) },
+    ])
+  })
+
+  it('--to with several backends: one the relay does not know fails alone, any other failure fails the whole dry run', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'gemni,codex'], { cwd: repo.path })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toMatch(/^=== codex ===\n/)
+    expect(result.stdout).not.toContain('=== gemni ===')
+    expect(result.stderr).toMatch(/^Error \[ERR_UNSUPPORTED_BACKEND\] \(gemni\): Unsupported relay backend: gemni\. .*Did you mean gemini\?\n$/)
+    const json = await runCli(['--prompt', 'Hi', '--dry-run', '--json', '--to', 'gemni,codex'], { cwd: repo.path })
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject([
+      { backend: 'gemni', ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND' } },
+      { backend: 'codex', ok: true, dryRun: { backend: 'codex' } },
+    ])
+    const whole = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'codex,gemini', '--context-file', 'missing.txt'], { cwd: repo.path })
+    expect(whole).toMatchObject({ code: 1, stdout: '', stderr: `Error [ERR_CONTEXT_FILE]: Context file does not exist: ${join(repo.path, 'missing.txt')}\n` })
+    const session = await runCli(['--prompt', 'Hi', '--dry-run', '--to', 'codex,gemini', '--session', 's'], { cwd: repo.path })
+    const real = await runCli(['--prompt', 'Hi', '--to', 'codex,gemini', '--session', 's'], { cwd: repo.path })
+    expect(session).toMatchObject({ code: 1, stdout: '', stderr: real.stderr })
+    expect(real.stderr).toMatch(/^Error \[ERR_SESSION\]/)
+    expect(fakeCliRan()).toBe(false)
+  })
+
+  it('a warning of several dry runs is printed once', async () => {
+    repo.commit('second')
+    const result = await runCli(['--prompt', 'Hi', '--include-diff', '--dry-run', '--to', 'codex,gemini'], { cwd: repo.path })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe(`[phone-a-friend] includeDiff: the envelope holds the last commit's diff (git diff HEAD~1 HEAD): no tracked file has uncommitted changes (untracked files are never included)\n`)
   })
 
   it('a failing check fails the dry run as it fails a relay', async () => {

@@ -198,6 +198,21 @@ describe('the server process', () => {
     await exited
   })
 
+  it('on a terminal, Ctrl-D before any request ends it quietly: exit 0, after the note only', async () => {
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} mcp`
+    // -e: script exits with the server's exit code.
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: repo.path, env: serverEnv('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    await expect.poll(() => out, { timeout: 10_000 }).toContain('phone-a-friend mcp --help')
+    child.stdin.write('\x04')
+    child.stdin.end()
+    expect(await exited).toBe(0)
+    expect(out).not.toContain('initialization failed')
+    expect(out).not.toContain('connection closed')
+  })
+
   it('mcp --help gives each client config a tool-call timeout: a relay takes minutes', async () => {
     const help = execFileSync(process.execPath, [CLI, 'mcp', '--help'], { encoding: 'utf8' })
     expect(help).toContain('MCP_TOOL_TIMEOUT=900000')

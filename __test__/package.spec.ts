@@ -2,13 +2,14 @@
 // `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
 // strict TypeScript and npx.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const ROOT = resolve(__dirname, '..')
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
 let work: string
 let project: string
 
@@ -68,7 +69,7 @@ describe('the installed package', () => {
   it('npx phone-a-friend --help works', () => {
     const help = run('npx', ['--no-install', 'phone-a-friend', '--help'], project)
     expect(help).toMatch(/^phone-a-friend: ask another coding agent/)
-    expect(run('npx', ['--no-install', 'phone-a-friend', '--version'], project).trim()).toBe('0.1.0')
+    expect(run('npx', ['--no-install', 'phone-a-friend', '--version'], project).trim()).toBe(VERSION)
   })
 
   it('npx phone-a-friend mcp serves MCP on stdio and exits when stdin closes', () => {
@@ -83,7 +84,7 @@ describe('the installed package', () => {
     // Requests are served concurrently: answers come in any order.
     const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result: Record<string, unknown> }).sort((a, b) => a.id - b.id)
     expect(answers.map((answer) => answer.id)).toEqual([1, 2, 3])
-    expect(answers[0].result.serverInfo).toMatchObject({ name: 'phone-a-friend', version: '0.1.0' })
+    expect(answers[0].result.serverInfo).toMatchObject({ name: 'phone-a-friend', version: VERSION })
     expect((answers[1].result.tools as Array<{ name: string }>).map((tool) => tool.name).sort()).toEqual(['backends', 'relay', 'review'])
     expect(answers[2].result).toMatchObject({ isError: true, structuredContent: { error: { code: 'ERR_PROMPT_REQUIRED' } } })
   })

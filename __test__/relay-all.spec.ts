@@ -164,7 +164,7 @@ describe('CLI --to a,b', () => {
   })
 
   it('refuses what takes one backend, and an empty name', async () => {
-    for (const args of [['--review'], ['--dry-run'], ['--to', 'codex,']]) {
+    for (const args of [['--review'], ['--to', 'codex,']]) {
       const to = args.includes('--to') ? [] : ['--to', 'codex,gemini']
       const result = await runCli(['--prompt', 'p', '--repo', repo.path, ...to, ...args])
       expect(result.code).toBe(2)

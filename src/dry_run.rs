@@ -3,6 +3,7 @@
 use napi_derive::napi;
 
 use relay_core::dry_run::{Action, DryRun};
+use relay_core::git::DiffSource;
 
 /// What a dry run would do.
 #[napi(string_enum = "lowercase")]
@@ -32,6 +33,30 @@ pub struct NativeDryRun {
     /// `[name, value]` pairs, sorted by name.
     pub env_set: Vec<Vec<String>>,
     pub env_removed: Vec<String>,
+    /// Which diff the envelope holds, when the call asked for one.
+    pub diff: Option<NativeDryRunDiff>,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct NativeDryRunDiff {
+    /// `uncommitted`, `last-commit` or `none`.
+    pub source: String,
+    /// Which diff it is and, unless it is the uncommitted changes, why.
+    pub description: String,
+}
+
+impl From<DiffSource> for NativeDryRunDiff {
+    fn from(source: DiffSource) -> Self {
+        let name = match source {
+            DiffSource::Uncommitted => "uncommitted",
+            DiffSource::LastCommit => "last-commit",
+            DiffSource::Unavailable | DiffSource::Nothing => "none",
+        };
+        NativeDryRunDiff {
+            source: name.to_string(),
+            description: source.described().to_string(),
+        }
+    }
 }
 
 #[napi(object, object_from_js = false)]
@@ -102,6 +127,7 @@ impl From<DryRun> for NativeDryRun {
                 .map(|(name, value)| vec![name, value])
                 .collect(),
             env_removed: dry_run.env.removed,
+            diff: dry_run.diff.map(NativeDryRunDiff::from),
         }
     }
 }

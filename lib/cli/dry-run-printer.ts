@@ -51,6 +51,7 @@ export function formatDryRun(dryRun: DryRun): string {
     `backend:  ${dryRun.backend} (sandbox ${dryRun.sandbox}${dryRun.model ? `, model ${dryRun.model}` : ''}, timeout ${dryRun.timeoutSeconds}s)`,
     ...(dryRun.base === undefined ? [] : [`base:     ${dryRun.base}`]),
     ...size,
+    ...(dryRun.diff === null ? [] : [`diff:     ${dryRun.diff.description}`]),
     ...actionLines(dryRun),
     ...envLines(dryRun),
   ]

@@ -167,12 +167,11 @@ interface Request {
 }
 
 /** The backends a `--to` (or PHONE_A_FRIEND_BACKEND) of comma-separated names asks, else undefined. */
-function severalBackends(to: string | undefined, review: boolean, dryRun: boolean): string[] | undefined {
+function severalBackends(to: string | undefined, review: boolean): string[] | undefined {
   if (to === undefined || !to.includes(',')) return undefined
   const names = to.split(',').map((name) => name.trim())
   if (names.some((name) => name === '')) throw new UsageError(`invalid --to value ${JSON.stringify(to)}: expected backend names separated by commas, like codex,gemini`)
   if (review) throw new UsageError('--review asks one backend: name one with --to')
-  if (dryRun) throw new UsageError('--dry-run describes one backend: name one with --to')
   return names
 }
 
@@ -236,7 +235,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
   const timeout = timeoutSeconds(flags)
   const schema = await schemaOf(flags)
   const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
-  const backends = severalBackends(backend, review, Boolean(flags['dry-run']))
+  const backends = severalBackends(backend, review)
   const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt
   const options: RelayOptions & ReviewRelayOptions = {
     prompt: prompt as string,
@@ -317,6 +316,48 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
   return results.every((result) => result.ok) ? 0 : EXIT_RELAY_ERROR
 }
 
+/** The failures of check 4, which relayAll() reports per backend; any other fails the whole call. */
+const BACKEND_CHECKS = new Set(['ERR_UNSUPPORTED_BACKEND', 'ERR_INVALID_SANDBOX'])
+
+/**
+ * `--to a,b --dry-run`: one dry run per backend (relayAll() makes none), each printed under a
+ * header in the order named; `--json` prints `[{ backend, ok: true, dryRun } | { backend, ok: false,
+ * error }]`. As with relayAll(), a backend that fails check 4 fails alone, any other failure (the
+ * same for every backend) fails the whole call, and a warning is printed once.
+ */
+async function dryRunSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean): Promise<number> {
+  if (request.options.session !== undefined || request.options.backendSession !== undefined) {
+    throw new RelayError('relayAll takes no session: a session belongs to one backend', 'ERR_SESSION')
+  }
+  const warned = new Set<string>()
+  const onWarning = (message: string): void => {
+    if (warned.has(message)) return
+    warned.add(message)
+    request.options.onWarning?.(message)
+  }
+  type Outcome = { backend: string; ok: true; dryRun: import('../index.js').DryRun } | { backend: string; ok: false; error: { code: string; message: string } }
+  const outcomes: Outcome[] = []
+  for (const backend of request.backends) {
+    try {
+      outcomes.push({ backend, ok: true, dryRun: await library.relay({ ...request.options, backend, onWarning, dryRun: true }) })
+    } catch (error) {
+      const coded = codedError(error)
+      if (!BACKEND_CHECKS.has(coded.code)) throw error
+      outcomes.push({ backend, ok: false, error: codedError(withBackendHint(error, backend)) })
+    }
+  }
+  if (json) {
+    process.stdout.write(`${printableJson(outcomes)}\n`)
+  } else {
+    const { formatDryRun } = await import('./dry-run-printer.js')
+    process.stdout.write(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun)}`] : [])).join('\n'))
+    for (const outcome of outcomes) {
+      if (!outcome.ok) process.stderr.write(`Error [${printable(outcome.error.code)}] (${printable(outcome.backend)}): ${printableLines(outcome.error.message)}\n`)
+    }
+  }
+  return outcomes.every((outcome) => outcome.ok) ? 0 : EXIT_RELAY_ERROR
+}
+
 /** `stop` made safe to call more than once. */
 function once(stop: () => void): () => void {
   let done = false
@@ -377,6 +418,9 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     // The addon only now: a usage error never needs it.
     const library = api()
     backend = request.options.backend ?? library.DEFAULT_BACKEND
+    if (flags['dry-run'] && request.backends !== undefined) {
+      return await dryRunSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json))
+    }
     if (flags['dry-run']) {
       const options = { ...request.options, dryRun: true } as const
       const dryRun = request.review ? await library.reviewRelay(options) : await library.relay(options)
@@ -525,6 +569,9 @@ const MCP_ON_A_TERMINAL = `phone-a-friend mcp: speaks MCP over stdin/stdout, for
 Add it to one: claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp (others: phone-a-friend mcp --help)
 `
 
+/** The server's failure when stdin closed before the client's `initialize` request. */
+const CLOSED_BEFORE_INITIALIZE = /^MCP initialization failed: connection closed/
+
 /**
  * `phone-a-friend mcp` (docs/CONTRACT.md §16): the MCP server on stdin and stdout, until the client
  * closes stdin. It runs before anything else of the CLI: the server must own fd 0 and 1, so nothing
@@ -538,13 +585,17 @@ async function runMcp(argv: string[]): Promise<number> {
   }
   // Someone who typed it at a terminal would otherwise wait on a server that says nothing.
   // isatty(0), not process.stdin: fd 0 stays the server's alone.
-  if (isatty(0)) process.stderr.write(MCP_ON_A_TERMINAL)
+  const onATerminal = isatty(0)
+  if (onATerminal) process.stderr.write(MCP_ON_A_TERMINAL)
   try {
     const { binding, scope } = require('../internal/native.js') as typeof import('../internal/native.js')
     await binding.serveMcp(scope(), process.cwd())
     return 0
   } catch (error) {
-    process.stderr.write(`phone-a-friend mcp: ${error instanceof Error ? error.message : String(error)}\n`)
+    const message = error instanceof Error ? error.message : String(error)
+    // Ctrl-D at the terminal before any request: the way out the note above gives, not a failure.
+    if (onATerminal && CLOSED_BEFORE_INITIALIZE.test(message)) return 0
+    process.stderr.write(`phone-a-friend mcp: ${message}\n`)
     return EXIT_RELAY_ERROR
   }
 }

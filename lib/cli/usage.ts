@@ -30,7 +30,8 @@ const RELAY_OPTIONS = `Relay options:
                            abstain; findings), checked; implies --review; exit 0 ship, 4 iterate,
                            3 abstain
       --dry-run            Run the checks and build the envelope (context, diff), then print it
-                           and what would run (command, environment changes), sending nothing
+                           and what would run (command, environment changes), sending nothing;
+                           with several --to backends, one dry run each, under its header
       --no-stream          Wait for the whole answer, then print it (by default it is printed
                            as the backend produces it, also into a pipe)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout

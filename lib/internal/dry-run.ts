@@ -32,6 +32,18 @@ export type DryRunAction =
   /** A JavaScript backend's `review()` would be called. */
   | { kind: 'review' }
 
+/**
+ * Which diff an envelope holds for `includeDiff`: the uncommitted changes to tracked files (`git diff
+ * HEAD`), else the last commit's (`git diff HEAD~1 HEAD`), else none (git failed: not a repository,
+ * no commit yet, no git; or nothing to show). A relay that got another than the uncommitted changes
+ * says so as a warning (`onWarning`).
+ */
+export interface DryRunDiff {
+  source: 'uncommitted' | 'last-commit' | 'none'
+  /** Which diff it is and, unless it is the uncommitted changes, why. */
+  description: string
+}
+
 /** What `relay({ dryRun: true })` and `reviewRelay({ dryRun: true })` resolve with. */
 export interface DryRun {
   dryRun: true
@@ -56,6 +68,8 @@ export interface DryRun {
    * shown as `********`) and removed. Empty for an HTTP backend, which gets no environment.
    */
   env: { set: Record<string, string>; removed: string[] }
+  /** Which diff the envelope holds, with `includeDiff`; `null` without it (and for a review). */
+  diff: DryRunDiff | null
 }
 
 function action(native: NativeDryRun): DryRunAction {
@@ -91,5 +105,6 @@ export function toDryRun(native: NativeDryRun): DryRun {
     maxPromptBytes: MAX_PROMPT_BYTES,
     action: action(native),
     env: { set: Object.fromEntries(native.envSet.map(([name, value]) => [name, value])), removed: native.envRemoved },
+    diff: native.diff ? { source: native.diff.source as DryRunDiff['source'], description: native.diff.description } : null,
   }
 }

@@ -4,6 +4,7 @@
 
 use crate::backend::{Plan, ReviewRequest, RunRequest};
 use crate::env::Env;
+use crate::git::DiffSource;
 
 /// What a call would do.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +21,8 @@ pub struct DryRun {
     pub action: Action,
     /// How the backend's environment would differ from the caller's.
     pub env: EnvChanges,
+    /// Which diff the envelope holds, when the call asked for one (`includeDiff`).
+    pub diff: Option<DiffSource>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +91,7 @@ impl DryRun {
             base,
             envelope: Some(request.prompt.clone()),
             env: env_changes(caller_env, child_env(&plan, &request.env)),
+            diff: None,
             action: Action::from(plan),
         }
     }
@@ -108,9 +112,37 @@ impl DryRun {
             base: Some(request.base.clone()),
             envelope: None,
             env: env_changes(caller_env, child_env(&plan, &request.env)),
+            diff: None,
             action: Action::from(plan),
         }
     }
+}
+
+impl DryRun {
+    pub fn with_diff(self, diff: Option<DiffSource>) -> DryRun {
+        DryRun { diff, ..self }
+    }
+
+    /// What the backend would refuse that only its answer would tell, as warnings: a chat
+    /// request (Ollama's, the one HTTP backend) without a model.
+    pub fn refusals(&self) -> Vec<String> {
+        match &self.action {
+            Action::Http { body, .. } if !names_a_model(body) => vec![format!(
+                "[phone-a-friend] dry run: no model set: {} refuses a chat without one, so a \
+                 real relay would fail; pass --model <name> (the model option) or set OLLAMA_MODEL",
+                self.backend
+            )],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Whether a chat request's JSON body names a model.
+fn names_a_model(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|body| body.get("model").cloned())
+        .is_some_and(|model| model.as_str().is_some_and(|name| !name.is_empty()))
 }
 
 /// The environment the backend would get: a process's own, a JS backend's `env` option, none
@@ -274,6 +306,33 @@ mod tests {
         assert_eq!(
             env_changes(&caller, Some(&child)).set,
             [("OLLAMA_HOST".to_string(), "http://********@h:1".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_chat_without_a_model_is_a_refusal() {
+        let http = |body: &str| DryRun {
+            backend: "ollama".into(),
+            repo_path: "/r".into(),
+            sandbox: "read-only".into(),
+            model: None,
+            timeout_seconds: 1.0,
+            base: None,
+            envelope: Some("e".into()),
+            action: Action::Http {
+                method: "POST".into(),
+                url: "http://localhost:11434/api/chat".into(),
+                body: body.into(),
+            },
+            env: EnvChanges::default(),
+            diff: None,
+        };
+        let refusals = http(r#"{"messages":[],"stream":true}"#).refusals();
+        assert_eq!(refusals.len(), 1);
+        assert!(refusals[0].contains("no model set"), "{refusals:?}");
+        assert_eq!(
+            http(r#"{"model":"llama3.2","messages":[]}"#).refusals(),
+            Vec::<String>::new()
         );
     }
 

@@ -299,6 +299,57 @@ async fn run_diff(
     run_git(repo, env, filters, &full, stdout, deadline).await
 }
 
+/// Which diff `relay({ includeDiff })` took, for its warning and its dry run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffSource {
+    /// `git diff HEAD`: the uncommitted changes to tracked files.
+    Uncommitted,
+    /// No uncommitted change to a tracked file: the last commit's (`git diff HEAD~1 HEAD`).
+    LastCommit,
+    /// None: `git diff HEAD` failed (not a git repository, no commit yet, or no git).
+    Unavailable,
+    /// None: no uncommitted change to a tracked file, and no last commit to show.
+    Nothing,
+}
+
+impl DiffSource {
+    /// Which diff it is and, unless it is the uncommitted changes, why.
+    pub fn described(self) -> &'static str {
+        match self {
+            DiffSource::Uncommitted => "the uncommitted changes (git diff HEAD)",
+            DiffSource::LastCommit => {
+                "the last commit's diff (git diff HEAD~1 HEAD): no tracked file has uncommitted \
+                 changes (untracked files are never included)"
+            }
+            DiffSource::Unavailable => {
+                "no diff: git diff HEAD failed (not a git repository, no commit yet, or no git)"
+            }
+            DiffSource::Nothing => {
+                "no diff: no tracked file has uncommitted changes (untracked files are never \
+                 included) and there is no last commit to show"
+            }
+        }
+    }
+
+    /// The warning of a call that asked for the diff and got another than the uncommitted
+    /// changes: the contract's fallbacks, said rather than silent.
+    pub fn warning(self) -> Option<String> {
+        (self != DiffSource::Uncommitted).then(|| {
+            format!(
+                "[phone-a-friend] includeDiff: the envelope holds {}",
+                self.described()
+            )
+        })
+    }
+}
+
+/// What [`diff_for_relay`] found: the diff's text (empty for none) and which one it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayDiff {
+    pub text: String,
+    pub source: DiffSource,
+}
+
 /// `git diff` for `relay({ includeDiff })`: uncommitted changes, else the last commit; a git
 /// failure counts as no diff, a diff over the limit does not, nor does git that cannot start
 /// for want of a resource.
@@ -306,20 +357,38 @@ pub async fn diff_for_relay(
     repo: &str,
     env: GitEnv<'_>,
     deadline: &Deadline,
-) -> Result<String, GitError> {
+) -> Result<RelayDiff, GitError> {
+    let none = |source| RelayDiff {
+        text: String::new(),
+        source,
+    };
     let filters = match filter_overrides(repo, env, deadline).await {
         Ok(Ok(filters)) => filters,
-        Ok(Err(_)) => return Ok(String::new()),
-        Err(e) => return no_diff("HEAD", e),
+        Ok(Err(_)) => return Ok(none(DiffSource::Unavailable)),
+        Err(e) => return no_diff("HEAD", e).map(|_| none(DiffSource::Unavailable)),
     };
     let uncommitted = try_diff(repo, env, &filters, &["HEAD", "--"], "HEAD", deadline).await?;
-    if !uncommitted.is_empty() {
-        return Ok(uncommitted);
+    match uncommitted {
+        None => return Ok(none(DiffSource::Unavailable)),
+        Some(text) if !text.is_empty() => {
+            return Ok(RelayDiff {
+                text,
+                source: DiffSource::Uncommitted,
+            })
+        }
+        Some(_) => {}
     }
     let args = ["HEAD~1", "HEAD", "--"];
-    try_diff(repo, env, &filters, &args, "HEAD~1", deadline).await
+    match try_diff(repo, env, &filters, &args, "HEAD~1", deadline).await? {
+        Some(text) if !text.is_empty() => Ok(RelayDiff {
+            text,
+            source: DiffSource::LastCommit,
+        }),
+        _ => Ok(none(DiffSource::Nothing)),
+    }
 }
 
+/// A diff's text, `None` when git failed.
 async fn try_diff(
     repo: &str,
     env: GitEnv<'_>,
@@ -327,18 +396,18 @@ async fn try_diff(
     args: &[&str],
     base: &str,
     deadline: &Deadline,
-) -> Result<String, GitError> {
+) -> Result<Option<String>, GitError> {
     match run_diff(repo, env, filters, args, deadline).await {
-        Ok(out) if out.success => Ok(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?),
-        Ok(_) => Ok(String::new()),
-        Err(e) => no_diff(base, e),
+        Ok(out) if out.success => Ok(Some(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?)),
+        Ok(_) => Ok(None),
+        Err(e) => no_diff(base, e).map(|()| None),
     }
 }
 
 /// A run that gave no diff: none where git failed, else the error.
-fn no_diff(base: &str, e: RunError) -> Result<String, GitError> {
+fn no_diff(base: &str, e: RunError) -> Result<(), GitError> {
     match e {
-        RunError::NotRun => Ok(String::new()),
+        RunError::NotRun => Ok(()),
         RunError::Resource(e) => Err(resource_error(base, &e).into()),
         RunError::Stopped(stop) => Err(GitError::Stopped(stop)),
     }
@@ -575,6 +644,10 @@ mod tests {
     }
 
     async fn relay_diff(dir: &tempfile::TempDir) -> Result<String, GitError> {
+        relay_diff_source(dir).await.map(|diff| diff.text)
+    }
+
+    async fn relay_diff_source(dir: &tempfile::TempDir) -> Result<RelayDiff, GitError> {
         diff_for_relay(&path(dir), GitEnv::Inherit, &minute()).await
     }
 
@@ -600,6 +673,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_relay_diff_says_which_diff_it_is() {
+        let source = |diff: Result<RelayDiff, GitError>| diff.expect("diff").source;
+        let not_a_repo = tempfile::tempdir().expect("temp dir");
+        let no_commit = tempfile::tempdir().expect("temp dir");
+        git(no_commit.path(), &["init", "-q"]);
+        let single = repo_with_commit("main");
+        // Untracked files are never in the diff: only the last commit's (none here) could be.
+        std::fs::write(single.path().join("untracked.txt"), "new\n").expect("write");
+        assert_eq!(
+            source(relay_diff_source(&not_a_repo).await),
+            DiffSource::Unavailable
+        );
+        assert_eq!(
+            source(relay_diff_source(&no_commit).await),
+            DiffSource::Unavailable
+        );
+        assert_eq!(
+            source(relay_diff_source(&single).await),
+            DiffSource::Nothing
+        );
+        std::fs::write(single.path().join("a.txt"), "two\n").expect("write");
+        assert_eq!(
+            source(relay_diff_source(&single).await),
+            DiffSource::Uncommitted
+        );
+        commit_all(single.path(), "second");
+        let last = relay_diff_source(&single).await.expect("diff");
+        assert_eq!(last.source, DiffSource::LastCommit);
+        assert!(last.text.contains("+two"), "{}", last.text);
+    }
+
+    #[tokio::test]
     async fn a_missing_git_binary_is_a_git_failure() {
         let dir = repo_with_commit("main");
         std::fs::write(dir.path().join("a.txt"), "two\n").expect("write");
@@ -607,7 +712,10 @@ mod tests {
         let exactly = GitEnv::Exactly(&env);
         assert_eq!(
             diff_for_relay(&path(&dir), exactly, &minute()).await,
-            Ok(String::new())
+            Ok(RelayDiff {
+                text: String::new(),
+                source: DiffSource::Unavailable
+            })
         );
         assert_eq!(
             diff_against_base(&path(&dir), "main", exactly, &minute()).await,
@@ -743,7 +851,9 @@ mod tests {
         let started = Instant::now();
         let stopped = Err(GitError::Stopped(Stop::TimedOut));
         assert_eq!(
-            diff_for_relay(&repo, GitEnv::Inherit, &deadline(0.3)).await,
+            diff_for_relay(&repo, GitEnv::Inherit, &deadline(0.3))
+                .await
+                .map(|diff| diff.text),
             stopped
         );
         assert_eq!(
@@ -1182,7 +1292,9 @@ mod tests {
         git(&clone, &["config", "remote.origin.url", &ext]);
         git(&clone, &["config", "protocol.ext.allow", "always"]);
         let repo = clone.to_string_lossy().into_owned();
-        let diff = diff_for_relay(&repo, GitEnv::Inherit, &minute()).await;
+        let diff = diff_for_relay(&repo, GitEnv::Inherit, &minute())
+            .await
+            .map(|diff| diff.text);
         assert_eq!(diff, Ok(String::new()), "a missing blob is a git failure");
         assert_eq!(markers_in(markers.path()), Vec::<String>::new());
         let _ = Command::new("git")

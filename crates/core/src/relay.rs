@@ -22,7 +22,7 @@ use crate::dry_run::DryRun;
 use crate::env::Env;
 use crate::envelope::{build_envelope, check_prompt_size};
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
-use crate::git::{self, GitEnv, GitError};
+use crate::git::{self, DiffSource, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
@@ -139,6 +139,8 @@ pub struct Prepared<R> {
     pub request: R,
     /// The session the run belongs to, saved after an answer.
     pub session: Option<Pending>,
+    /// Which diff the envelope holds, when the call asked for one (`includeDiff`).
+    pub diff: Option<DiffSource>,
 }
 
 /// What a call runs on: one backend, or (`relayAll()`) each backend's own check 4.
@@ -323,7 +325,7 @@ pub async fn prepare_relay(
     cancel: &CancellationToken,
 ) -> Result<Prepared<RunRequest>, RelayFailure> {
     let name = options.backend.clone();
-    let (backend, request, session) = prepare_run(
+    let (backend, request, session, diff) = prepare_run(
         registry,
         options,
         env,
@@ -338,12 +340,13 @@ pub async fn prepare_relay(
         backend,
         session,
         request,
+        diff,
     })
 }
 
 /// The checks and the envelope of a run, in the contract's order (docs/CONTRACT.md §3), for one
 /// backend or several: `pick` makes check 4, `session_backend` says which backend a session
-/// would belong to (none: a session is refused).
+/// would belong to (none: a session is refused). Also says which diff the envelope holds.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn prepare_run<B>(
     registry: &Registry,
@@ -354,7 +357,7 @@ pub(crate) async fn prepare_run<B>(
     cancel: &CancellationToken,
     pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
     session_backend: impl FnOnce(&B) -> Option<Arc<dyn Backend>>,
-) -> Result<(B, RunRequest, Option<Pending>), RelayFailure> {
+) -> Result<(B, RunRequest, Option<Pending>, Option<DiffSource>), RelayFailure> {
     let deadline = &call_deadline(Some(&options.prompt), options.timeout_seconds, cancel)?;
     let target = check_target(
         registry,
@@ -387,7 +390,7 @@ pub(crate) async fn prepare_run<B>(
         }
         None => None,
     };
-    let (envelope, child_env) = prepare_envelope(
+    let (envelope, child_env, diff) = prepare_envelope(
         &options,
         &target.repo,
         schema.as_deref(),
@@ -414,7 +417,7 @@ pub(crate) async fn prepare_run<B>(
         chunks: ChunkSink::discard(),
         link: link.clone(),
     };
-    Ok((target.backends, request, session))
+    Ok((target.backends, request, session, diff))
 }
 
 /// Steps 1 to 8 of `relay()` done at once, on the caller's thread, when they wait on nothing:
@@ -447,8 +450,8 @@ pub fn waits_on_nothing(options: &RelayOptions) -> bool {
         && options.schema.is_none()
 }
 
-/// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size) and the
-/// child's environment (depth).
+/// Steps 5 to 8, which do not depend on the backend: the envelope (context, diff, size), the
+/// child's environment (depth) and which diff the envelope holds.
 async fn prepare_envelope(
     options: &RelayOptions,
     repo: &str,
@@ -456,7 +459,7 @@ async fn prepare_envelope(
     env: &Env,
     cwd: &str,
     deadline: &Deadline,
-) -> Result<(String, Env), RelayFailure> {
+) -> Result<(String, Env, Option<DiffSource>), RelayFailure> {
     let context = resolve_context(
         options.context_file.as_deref(),
         options.context_text.as_deref(),
@@ -465,19 +468,22 @@ async fn prepare_envelope(
     )
     .await?;
     let diff = if options.include_diff {
-        git::diff_for_relay(repo, GitEnv::Exactly(env), deadline)
-            .await
-            .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?
+        Some(
+            git::diff_for_relay(repo, GitEnv::Exactly(env), deadline)
+                .await
+                .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?,
+        )
     } else {
-        String::new()
+        None
     };
+    let text = diff.as_ref().map_or("", |diff| diff.text.as_str());
     let envelope = with_schema(
-        build_envelope(repo, &options.prompt, &context, &diff),
+        build_envelope(repo, &options.prompt, &context, text),
         schema,
     );
     check_prompt_size(&envelope)?;
     let child_env = next_relay_env(env)?;
-    Ok((envelope, child_env))
+    Ok((envelope, child_env, diff.map(|diff| diff.source)))
 }
 
 /// Everything `reviewRelay()` does before calling the backend: checks 2 to 4, the base, the
@@ -523,6 +529,7 @@ pub async fn prepare_review(
     Ok(Prepared {
         backend: target.backends,
         session: None,
+        diff: None,
         request: ReviewRequest {
             repo_path: target.repo,
             timeout: target.timeout,
@@ -549,6 +556,7 @@ pub async fn relay(
         backend,
         mut request,
         session,
+        diff,
     } = prepare_relay(
         &registry,
         options,
@@ -558,6 +566,7 @@ pub async fn relay(
         &call.cancel,
     )
     .await?;
+    warn_about_diff(&call, diff).await;
     let deadline = request.deadline.clone();
     request.chunks = call.chunks;
     let schema = request.schema.clone();
@@ -576,6 +585,13 @@ pub async fn relay(
         }
     }
     Ok(answer)
+}
+
+/// `includeDiff` that got another diff than the uncommitted changes says which, and why.
+pub(crate) async fn warn_about_diff(call: &CallContext, diff: Option<DiffSource>) {
+    if let Some(warning) = diff.and_then(DiffSource::warning) {
+        call.warn.warn(warning).await;
+    }
 }
 
 /// Checks a `session` / `backendSession` against the store (after the backend and sandbox).
@@ -611,7 +627,7 @@ pub async fn review_relay(
     let Prepared {
         backend,
         mut request,
-        session: _,
+        ..
     } = prepare_review(
         &registry,
         options,
@@ -782,7 +798,10 @@ pub async fn dry_run_relay(
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
     let Prepared {
-        backend, request, ..
+        backend,
+        request,
+        diff,
+        ..
     } = prepare_relay(
         &registry,
         options,
@@ -792,15 +811,12 @@ pub async fn dry_run_relay(
         &call.cancel,
     )
     .await?;
+    warn_about_diff(&call, diff).await;
     not_aborted(&request.deadline)?;
     let plan = backend.plan(&request);
-    Ok(DryRun::of_run(
-        backend.name(),
-        plan,
-        &request,
-        &call.env,
-        None,
-    ))
+    let dry_run = DryRun::of_run(backend.name(), plan, &request, &call.env, None).with_diff(diff);
+    warn_about_refusals(&call, &dry_run).await;
+    Ok(dry_run)
 }
 
 /// `reviewRelay({ dryRun: true })`: the native review the backend would run, else the generic
@@ -826,6 +842,7 @@ pub async fn dry_run_review(
         .then(|| backend.plan_review(&request))
         .flatten()
     {
+        check_base_exists(&request, &call.env).await?;
         not_aborted(&deadline)?;
         return Ok(DryRun::of_review(backend.name(), plan, &request, &call.env));
     }
@@ -833,13 +850,35 @@ pub async fn dry_run_review(
     let request = generic_review(request, &call.env).await?;
     not_aborted(&deadline)?;
     let plan = backend.plan(&request);
-    Ok(DryRun::of_run(
-        backend.name(),
-        plan,
-        &request,
-        &call.env,
-        Some(base),
-    ))
+    let dry_run = DryRun::of_run(backend.name(), plan, &request, &call.env, Some(base));
+    warn_about_refusals(&call, &dry_run).await;
+    Ok(dry_run)
+}
+
+/// A native review against a base git does not know fails, and so does the generic path it
+/// falls back to (`ERR_GIT_DIFF`, git's words): a dry run fails as that would. A diff too large
+/// for the generic path is no failure of the native review.
+async fn check_base_exists(request: &ReviewRequest, env: &Env) -> Result<(), RelayFailure> {
+    let deadline = &request.deadline;
+    match git::diff_against_base(
+        &request.repo_path,
+        &request.base,
+        GitEnv::Exactly(env),
+        deadline,
+    )
+    .await
+    {
+        Ok(_) | Err(GitError::Relay(RelayError::TooLarge { .. })) => Ok(()),
+        Err(e) => Err(git_failure(e, deadline, RUNNING_GIT_DIFF)),
+    }
+}
+
+/// What the backend would refuse that only its answer would tell (an Ollama chat without a
+/// model), said by the dry run.
+async fn warn_about_refusals(call: &CallContext, dry_run: &DryRun) {
+    for warning in dry_run.refusals() {
+        call.warn.warn(warning).await;
+    }
 }
 
 /// An aborted call settles as aborted, as [`run_backend`] would.

@@ -11,7 +11,9 @@ use futures_util::future::join_all;
 
 use crate::errors::RelayFailure;
 use crate::registry::Registry;
-use crate::relay::{check_backend, checked, prepare_run, run_backend, CallContext, RelayOptions};
+use crate::relay::{
+    check_backend, checked, prepare_run, run_backend, warn_about_diff, CallContext, RelayOptions,
+};
 
 /// How one backend of the call settled.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +30,7 @@ pub async fn relay_all(
     backends: Vec<String>,
     call: CallContext,
 ) -> Result<Vec<BackendOutcome>, RelayFailure> {
-    let (targets, request, _) = prepare_run(
+    let (targets, request, _, diff) = prepare_run(
         &registry,
         options,
         &call.env,
@@ -48,6 +50,7 @@ pub async fn relay_all(
         |_| None,
     )
     .await?;
+    warn_about_diff(&call, diff).await;
     let (deadline, schema) = (request.deadline.clone(), request.schema.clone());
     let runs = targets.into_iter().map(|(name, backend)| {
         let request = request.clone();
