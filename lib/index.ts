@@ -48,7 +48,7 @@ export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions }
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
-export type { DryRun, DryRunAction } from './internal/dry-run.js'
+export type { DryRun, DryRunAction, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
 import type { Verdict } from './internal/verdict.js'
 import type { DryRun } from './internal/dry-run.js'
