@@ -31,9 +31,9 @@ export async function callOverhead({ api, repo, runs, report }) {
   // Checks 3 and 4 wait on nothing either (a stat at most): refused where the call is made.
   const noRepo = join(repo, 'no-such-folder')
   const invalidRepo = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: noRepo }).catch(() => {}), runs, 5000)
-  report('a rejected relay: invalid repository', `${invalidRepo.toFixed(1)} µs`, '≤ 14 µs (upstream)', invalidRepo <= 14)
+  report('a rejected relay: invalid repository', `${invalidRepo.toFixed(1)} µs`, '≤ 25 µs', invalidRepo <= 25, 'upstream 14 µs: the speed issue\'s goal')
   const unknown = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: repo, backend: 'no-such-backend' }).catch(() => {}), runs, 5000)
-  report('a rejected relay: unknown backend', `${unknown.toFixed(1)} µs`, '≤ 31 µs (upstream)', unknown <= 31)
+  report('a rejected relay: unknown backend', `${unknown.toFixed(1)} µs`, '≤ 25 µs', unknown <= 25, 'upstream 31 µs')
   const plain = await microsPerCall(instant, runs)
   report('relay to a JS backend that answers at once', `${plain.toFixed(0)} µs`, '≤ 60 µs', plain <= 60, 'upstream 41 µs')
   const added = []
