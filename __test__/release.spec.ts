@@ -10,8 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const ROOT = resolve(__dirname, '..')
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string }
-const PLATFORM = 'linux-x64-gnu' // the one target this suite runs on
+const PLATFORM = 'linux-x64-gnu' // the target this suite runs on
 const PLATFORM_PACKAGE = `${PKG.name}-${PLATFORM}`
+/** Every platform whose addon is built here (release:assemble stages those): this one, and the cross-built ones if any. */
+const BUILT = readdirSync(ROOT)
+  .map((file) => /^relay\.(.+)\.node$/.exec(file)?.[1])
+  .filter((platform): platform is string => platform !== undefined)
 
 let work: string
 let stage: string
@@ -150,9 +154,11 @@ describe('published to a registry and installed as the README says', () => {
     await ok('sh', ['-c', command], installed)
   }, 60_000)
 
-  it('the main package depends on the platform package at its own version, and both are public', async () => {
+  it('the main package depends on every built platform package at its own version, npm installs only the one for this platform, and all are public', async () => {
     const main = JSON.parse(readFileSync(join(installed, 'node_modules', PKG.name, 'package.json'), 'utf8'))
-    expect(main.optionalDependencies).toEqual({ [PLATFORM_PACKAGE]: PKG.version })
+    expect(BUILT).toContain(PLATFORM)
+    expect(main.optionalDependencies).toEqual(Object.fromEntries(BUILT.map((platform) => [`${PKG.name}-${platform}`, PKG.version])))
+    expect(readdirSync(join(installed, 'node_modules', '@phone-a-friend')).sort()).toEqual(['relay', `relay-${PLATFORM}`])
     expect(main.publishConfig).toEqual({ access: 'public' })
     const platform = JSON.parse(readFileSync(join(installed, 'node_modules', PLATFORM_PACKAGE, 'package.json'), 'utf8'))
     expect(platform).toMatchObject({ version: PKG.version, os: ['linux'], cpu: ['x64'], libc: ['glibc'], publishConfig: { access: 'public' } })
@@ -165,6 +171,14 @@ describe('published to a registry and installed as the README says', () => {
     const platform = join(installed, 'node_modules', PLATFORM_PACKAGE)
     expect(readdirSync(platform).sort()).toEqual(['LICENSE', 'README.md', 'package.json', 'phone-a-friend-supervisor', `relay.${PLATFORM}.node`])
     expect(statSync(join(platform, 'phone-a-friend-supervisor')).mode & 0o111).not.toBe(0)
+  })
+
+  it('every staged platform package holds its addon, and its supervisor but on Windows', () => {
+    for (const platform of BUILT) {
+      const supervisor = platform.startsWith('win32-') ? [] : ['phone-a-friend-supervisor']
+      const files = readdirSync(join(stage, 'npm', platform)).sort()
+      expect(files, platform).toEqual(['LICENSE', 'README.md', 'package.json', ...supervisor, `relay.${platform}.node`].sort())
+    }
   })
 
   it('the committed npm/<platform>/package.json of each assembled platform is the one release:assemble generates', () => {

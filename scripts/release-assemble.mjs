@@ -6,7 +6,8 @@
 //                            with `optionalDependencies` on each platform package below, at the same version
 //   release/npm/<platform>/  @phone-a-friend/relay-<platform>, one per target of package.json's
 //                            `napi.targets` that has been built: the addon relay.<platform>.node and the
-//                            process supervisor phone-a-friend-supervisor
+//                            process supervisor phone-a-friend-supervisor (none on Windows, where a Job
+//                            Object does its work)
 //
 // Publish the platform packages first, then the main one:
 //   npm publish release/npm/<platform>   (each)
@@ -31,6 +32,8 @@ const STAGE = out === -1 ? join(ROOT, 'release') : resolve(process.argv[out + 1]
 const SUPERVISOR = 'phone-a-friend-supervisor'
 /** ELF `e_machine` of each Node arch the supervisor may be built for. */
 const ELF_MACHINE = { x64: 62, arm64: 183, ia32: 3, arm: 40, riscv64: 243, ppc64: 21, s390x: 22, loong64: 258 }
+/** Mach-O `cputype` (64-bit ABI flag included) of each Node arch macOS runs. */
+const MACHO_CPU = { x64: 0x01000007, arm64: 0x0100000c }
 
 function fail(message) {
   console.error(`release:assemble: ${message}`)
@@ -40,24 +43,34 @@ function fail(message) {
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'))
 const writeJson = (file, value) => writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`)
 
-/** Whether `file` is an ELF executable for `arch` (the supervisor at the root is for one target only). */
-function isElfFor(file, arch) {
-  const header = Buffer.alloc(20)
+/** The first 20 bytes of `file`: enough for an ELF or Mach-O header's machine field. */
+function header(file) {
+  const bytes = Buffer.alloc(20)
   const fd = openSync(file, 'r')
   try {
-    readSync(fd, header, 0, 20, 0)
+    readSync(fd, bytes, 0, 20, 0)
   } finally {
     closeSync(fd)
   }
-  if (header.readUInt32BE(0) !== 0x7f454c46) return false
-  const machine = header[5] === 2 ? header.readUInt16BE(18) : header.readUInt16LE(18)
-  return machine === ELF_MACHINE[arch]
+  return bytes
 }
+
+/** Whether `file` is an executable for `target`'s OS and arch (the supervisor at the root is for one target only). */
+function isExecutableFor(file, target) {
+  const bytes = header(file)
+  if (target.platform === 'darwin') return bytes.readUInt32LE(0) === 0xfeedfacf && bytes.readUInt32LE(4) === MACHO_CPU[target.arch]
+  if (bytes.readUInt32BE(0) !== 0x7f454c46) return false
+  const machine = bytes[5] === 2 ? bytes.readUInt16BE(18) : bytes.readUInt16LE(18)
+  return machine === ELF_MACHINE[target.arch]
+}
+
+/** Windows needs no supervisor: a Job Object does its work (docs/ARCHITECTURE.md §4). */
+const needsSupervisor = (target) => target.platform !== 'win32'
 
 /** The supervisor built for `target`: `npm run build:supervisor` leaves it in target/supervisor/<triple>/release/ and copies it to the root. */
 function supervisorFor(target) {
   const candidates = [join(ROOT, SUPERVISOR), join(ROOT, 'target', 'supervisor', target.triple, 'release', SUPERVISOR)]
-  return candidates.find((file) => existsSync(file) && isElfFor(file, target.arch))
+  return candidates.find((file) => existsSync(file) && isExecutableFor(file, target))
 }
 
 /** dist/ is what tsc makes of lib/ now: no source newer than its output, no output without a source. */
@@ -85,7 +98,7 @@ const unbuilt = targets.filter((target) => !built.includes(target))
 if (built.length === 0) fail(`no target of napi.targets is built (${targets.map(addonOf).join(', ')} missing): run npm run build`)
 if (unbuilt.length > 0 && process.argv.includes('--all')) fail(`not built: ${unbuilt.map((target) => target.triple).join(', ')}`)
 checkDist()
-const supervisors = new Map(built.map((target) => [target, supervisorFor(target)]))
+const supervisors = new Map(built.filter(needsSupervisor).map((target) => [target, supervisorFor(target)]))
 for (const [target, supervisor] of supervisors) {
   if (supervisor === undefined) fail(`no ${SUPERVISOR} built for ${target.triple} (at the root or in target/supervisor/${target.triple}/release/): run npm run build:supervisor`)
 }
@@ -118,14 +131,18 @@ rmSync(artifacts, { recursive: true })
 // napi artifacts also copies each addon beside the main package.json, for a local load: not shipped.
 for (const target of built) rmSync(join(STAGE, addonOf(target)), { force: true })
 
-for (const [target, supervisor] of supervisors) {
+for (const target of built) {
   const dir = join(STAGE, 'npm', target.platformArchABI)
-  copyFileSync(supervisor, join(dir, SUPERVISOR))
-  chmodSync(join(dir, SUPERVISOR), 0o755)
+  const supervisor = supervisors.get(target)
+  if (supervisor !== undefined) {
+    copyFileSync(supervisor, join(dir, SUPERVISOR))
+    chmodSync(join(dir, SUPERVISOR), 0o755)
+  }
   copyFileSync(join(ROOT, 'LICENSE'), join(dir, 'LICENSE')) // npm packs it; MIT asks for it with every copy
   const platformManifest = readJson(join(dir, 'package.json'))
-  platformManifest.description = `The ${target.triple} addon and process supervisor of ${pkg.name}`
-  platformManifest.files = [...new Set([...platformManifest.files, SUPERVISOR])]
+  platformManifest.description =
+    supervisor === undefined ? `The ${target.triple} addon of ${pkg.name}` : `The ${target.triple} addon and process supervisor of ${pkg.name}`
+  if (supervisor !== undefined) platformManifest.files = [...new Set([...platformManifest.files, SUPERVISOR])]
   writeJson(join(dir, 'package.json'), platformManifest)
 }
 
