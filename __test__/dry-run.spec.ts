@@ -316,17 +316,32 @@ describe('errors', () => {
 })
 
 describe('the CLI', () => {
-  it('--dry-run prints the envelope, then what would run', async () => {
+  it('--dry-run prints what would run, summary first; --show-envelope adds the envelope after it', async () => {
     const result = await runCli(['--prompt', 'Review my changes', '--include-diff', '--dry-run', '--to', 'gemini'], { cwd: repo.path })
     expect(result).toMatchObject({ code: 0, stderr: '' })
     expect(fakeCliRan()).toBe(false)
-    const [envelope, summary] = result.stdout.split('\n--- dry run: nothing was sent ---\n')
-    expect(envelope).toMatch(/^You are helping another coding agent/)
-    expect(envelope).toContain('+two')
-    expect(summary).toContain('backend:  gemini (sandbox read-only, timeout 600s)')
-    expect(summary).toContain(`envelope: ${Buffer.byteLength(envelope.slice(0, -1)).toLocaleString('en-US')} bytes (at most 500,000)`)
+    const summary = result.stdout
+    expect(summary).toMatch(/^--- dry run: nothing was sent ---\nbackend:  gemini \(sandbox read-only, timeout 600s\)\n/)
+    expect(summary).not.toContain('You are helping another coding agent')
     expect(summary).toContain(`command:  ${join(clis.bin, 'gemini')} --approval-mode plan`)
     expect(summary).toContain('env:      PHONE_A_FRIEND_DEPTH=1')
+
+    const shown = await runCli(['--prompt', 'Review my changes', '--include-diff', '--dry-run', '--show-envelope', '--to', 'gemini'], { cwd: repo.path })
+    expect(shown).toMatchObject({ code: 0, stderr: '' })
+    const [head, envelope] = shown.stdout.split('\n--- envelope ---\n')
+    expect(envelope).toMatch(/^You are helping another coding agent/)
+    expect(envelope).toContain('+two')
+    const size = `envelope: ${Buffer.byteLength(envelope.slice(0, -1)).toLocaleString('en-US')} bytes (at most 500,000)`
+    expect(head).toContain(`${size}, below`)
+    expect(summary).toContain(`${size}; --show-envelope prints it`)
+    expect(head.replace(', below', '; --show-envelope prints it')).toBe(summary.slice(0, -1))
+  })
+
+  it('--show-envelope without --dry-run is a usage error', async () => {
+    const result = await runCli(['--prompt', 'Hi', '--show-envelope'], { cwd: repo.path })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('--show-envelope is for --dry-run')
+    expect(fakeCliRan()).toBe(false)
   })
 
   it('--dry-run --json prints the DryRun object', async () => {

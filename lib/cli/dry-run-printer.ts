@@ -1,6 +1,6 @@
 import type { DryRun } from '../index.js'
 
-const ENVELOPE_PLACEHOLDER = '<the envelope above>'
+const ENVELOPE_PLACEHOLDER = '<the envelope>'
 
 function bytes(n: number): string {
   return n.toLocaleString('en-US')
@@ -20,7 +20,7 @@ function actionLines(dryRun: DryRun): string[] {
       ]
     }
     case 'http': {
-      // The envelope is printed once, above.
+      // The envelope is printed once, on its own (--show-envelope).
       const body = JSON.stringify(action.body, (_, value: unknown) => (value === dryRun.envelope ? ENVELOPE_PLACEHOLDER : value))
       return [`request:  ${action.method} ${action.url}`, `body:     ${body}`]
     }
@@ -38,22 +38,24 @@ function envLines(dryRun: DryRun): string[] {
   return changes.length === 0 ? [] : [`env:      ${changes.join('\n          ')}`]
 }
 
-/** The envelope (what the friend would read), then a summary of what would run. */
-export function formatDryRun(dryRun: DryRun): string {
-  const head =
+/**
+ * What would run, summary first: a newcomer's terminal shows its last lines, so the envelope (what
+ * the friend would read, often hundreds of lines of diff) comes after it, and only on request.
+ */
+export function formatDryRun(dryRun: DryRun, { showEnvelope = false }: { showEnvelope?: boolean } = {}): string {
+  const envelope =
     dryRun.envelope === null
-      ? `(no envelope: ${dryRun.backend} reviews the repository itself, against ${dryRun.base ?? 'its base'})\n`
-      : `${dryRun.envelope}\n`
-  const size = dryRun.envelope === null ? [] : [`envelope: ${bytes(dryRun.envelopeBytes)} bytes (at most ${bytes(dryRun.maxPromptBytes)})`]
+      ? [`envelope: none: ${dryRun.backend} reviews the repository itself, against ${dryRun.base ?? 'its base'}`]
+      : [`envelope: ${bytes(dryRun.envelopeBytes)} bytes (at most ${bytes(dryRun.maxPromptBytes)})${showEnvelope ? ', below' : '; --show-envelope prints it'}`]
   const summary = [
-    '',
     '--- dry run: nothing was sent ---',
     `backend:  ${dryRun.backend} (sandbox ${dryRun.sandbox}${dryRun.model ? `, model ${dryRun.model}` : ''}, timeout ${dryRun.timeoutSeconds}s)`,
     ...(dryRun.base === undefined ? [] : [`base:     ${dryRun.base}`]),
-    ...size,
+    ...envelope,
     ...(dryRun.diff === null ? [] : [`diff:     ${dryRun.diff.description}`]),
     ...actionLines(dryRun),
     ...envLines(dryRun),
   ]
-  return `${head}${summary.join('\n')}\n`
+  const tail = showEnvelope && dryRun.envelope !== null ? ['--- envelope ---', dryRun.envelope] : []
+  return `${[...summary, ...tail].join('\n')}\n`
 }

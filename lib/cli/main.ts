@@ -32,6 +32,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'no-stream': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  'show-envelope': { type: 'boolean' },
   schema: { type: 'string' },
   verdict: { type: 'boolean' },
   session: { type: 'string' },
@@ -223,6 +224,7 @@ async function readSchemaFile(path: string): Promise<string> {
 /** Flags a relay or review would not use: refused rather than dropped without a word. */
 function refuseIgnoredFlags(flags: Flags, review: boolean): void {
   if (flags['older-than'] !== undefined) throw new UsageError('--older-than is for sessions prune')
+  if (flags['show-envelope'] && !flags['dry-run']) throw new UsageError('--show-envelope is for --dry-run')
   if (flags['backend-session'] !== undefined && flags.session === undefined) throw new UsageError('--backend-session needs --session: the label to keep it under')
   if (review && flags.session !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --session')
 }
@@ -325,7 +327,7 @@ const BACKEND_CHECKS = new Set(['ERR_UNSUPPORTED_BACKEND', 'ERR_INVALID_SANDBOX'
  * error }]`. As with relayAll(), a backend that fails check 4 fails alone, any other failure (the
  * same for every backend) fails the whole call, and a warning is printed once.
  */
-async function dryRunSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean): Promise<number> {
+async function dryRunSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, showEnvelope: boolean): Promise<number> {
   if (request.options.session !== undefined || request.options.backendSession !== undefined) {
     throw new RelayError('relayAll takes no session: a session belongs to one backend', 'ERR_SESSION')
   }
@@ -350,7 +352,7 @@ async function dryRunSeveral(library: typeof import('../index.js'), request: Req
     process.stdout.write(`${printableJson(outcomes)}\n`)
   } else {
     const { formatDryRun } = await import('./dry-run-printer.js')
-    process.stdout.write(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun)}`] : [])).join('\n'))
+    process.stdout.write(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun, { showEnvelope })}`] : [])).join('\n'))
     for (const outcome of outcomes) {
       if (!outcome.ok) process.stderr.write(`Error [${printable(outcome.error.code)}] (${printable(outcome.backend)}): ${printableLines(outcome.error.message)}\n`)
     }
@@ -419,13 +421,13 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     const library = api()
     backend = request.options.backend ?? library.DEFAULT_BACKEND
     if (flags['dry-run'] && request.backends !== undefined) {
-      return await dryRunSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json))
+      return await dryRunSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), Boolean(flags['show-envelope']))
     }
     if (flags['dry-run']) {
       const options = { ...request.options, dryRun: true } as const
       const dryRun = request.review ? await library.reviewRelay(options) : await library.relay(options)
       const { formatDryRun } = await import('./dry-run-printer.js')
-      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, dryRun })}\n` : formatDryRun(dryRun))
+      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, dryRun })}\n` : formatDryRun(dryRun, { showEnvelope: Boolean(flags['show-envelope']) }))
       return 0
     }
     if (request.backends !== undefined) {

@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run] [--no-stream] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -29,9 +29,11 @@ const RELAY_OPTIONS = `Relay options:
       --verdict            Review with a verdict: upstream's JSON envelope (ship, iterate,
                            abstain; findings), checked; implies --review; exit 0 ship, 4 iterate,
                            3 abstain
-      --dry-run            Run the checks and build the envelope (context, diff), then print it
-                           and what would run (command, environment changes), sending nothing;
-                           with several --to backends, one dry run each, under its header
+      --dry-run            Run the checks and build the envelope (context, diff), then print
+                           what would run (backend, envelope size, diff, command, environment
+                           changes), sending nothing; with several --to backends, one dry run
+                           each, under its header
+      --show-envelope      With --dry-run: print the envelope too, after the summary
       --no-stream          Wait for the whole answer, then print it (by default it is printed
                            as the backend produces it, also into a pipe)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
