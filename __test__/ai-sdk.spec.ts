@@ -427,4 +427,26 @@ describe('abort (the AI SDK’s abortSignal is the relay’s signal)', () => {
     await vi.waitFor(() => expect(processesWithEnv(vars.GEMINI_CLI_HOME)).toEqual([]), { timeout: 3_000 })
     expect(readdirSync(vars.TMPDIR).filter((name) => name.startsWith('phone-a-friend-'))).toEqual([])
   })
+
+  it('cancelling the model’s stream (doStream) stops gemini at once, without waiting for its next chunk', async () => {
+    const vars = await geminiEnv(server)
+    useEnv(vars)
+    server.setAnswer('First part. Second part. Third part.')
+    server.setParts({ count: 3, gapMs: 30_000 })
+    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const { stream } = await friend('gemini').doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'p' }] }] })
+    const reader = stream.getReader()
+    const seen: string[] = []
+    for (let part = await reader.read(); !part.done; part = await reader.read()) {
+      seen.push(part.value.type)
+      if (part.value.type === 'text-delta') break
+    }
+    expect(seen).toEqual(['stream-start', 'response-metadata', 'text-start', 'text-delta'])
+    expect(processesWithEnv(vars.GEMINI_CLI_HOME).length).toBeGreaterThan(0)
+    // cancel() settles once the relay has stopped its backend, before the next part (30 s away)
+    // could come: a third of that gap is room enough for any machine.
+    const settled = await Promise.race([reader.cancel().then(() => 'cancelled'), new Promise((done) => setTimeout(() => done('still waiting for the next part'), 10_000))])
+    expect(settled).toBe('cancelled')
+    await vi.waitFor(() => expect(processesWithEnv(vars.GEMINI_CLI_HOME)).toEqual([]), { timeout: 3_000 })
+  })
 })

@@ -176,7 +176,11 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     const sdk = await loadProviderModule()
     const call = this.prepare(options, true)
     const timestamp = new Date()
-    const chunks = relayStream(call.options)
+    // Cancelling the stream aborts the relay at once: `return()` on a generator waits for the step
+    // it is in, which may wait for the backend's next chunk until the deadline.
+    const cancelled = new AbortController()
+    const signal = options.abortSignal === undefined ? cancelled.signal : AbortSignal.any([options.abortSignal, cancelled.signal])
+    const chunks = relayStream({ ...call.options, signal })
     const TEXT = 'text-0'
     let started = false
     let textOpen = false
@@ -208,11 +212,13 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
         try {
           step = await chunks.next()
         } catch (error) {
+          if (cancelled.signal.aborted) return
           start()
           if (isAnswerMismatch(error) && streamed.length > 0) return finish(STOP, { schemaError: error.message })
           controller.enqueue({ type: 'error', error: toAiSdkError(sdk, error, call.failed) })
           return finish({ unified: 'error', raw: error instanceof RelayError ? error.code : undefined }, {})
         }
+        if (cancelled.signal.aborted) return
         start()
         if (!step.done) return text(step.value)
         if (!textOpen && step.value.length > 0) text(step.value)
@@ -221,7 +227,8 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
       },
       async cancel() {
         // Ends the relay: its backend is stopped (docs/API.md, "Streaming").
-        await chunks.return('')
+        cancelled.abort()
+        await chunks.return('').catch(() => undefined)
       },
     })
     return { stream, request: { body: { backend, prompt: call.failed.request } } }
