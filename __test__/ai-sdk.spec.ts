@@ -145,6 +145,19 @@ describe('generateText', () => {
     ])
   })
 
+  it('an image URL is left out with a warning, and never downloaded', async () => {
+    const runs = recordingBackend('rec')
+    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const image = new URL('/cat.png', server.url)
+    const result = await generateText({
+      model: friend('rec'),
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe it' }, { type: 'image', image, mediaType: 'image/png' }] }],
+    })
+    expect(requestIn(runs[0].prompt)).toBe('Describe it')
+    expect(result.warnings).toEqual([{ type: 'unsupported', feature: 'file parts (image/png)', details: expect.stringContaining('left out') }])
+    expect(server.requests.map((request) => request.path)).not.toContain('/cat.png')
+  })
+
   it('every setting a relay cannot honour is a warning; the relay runs once all the same', async () => {
     const runs = recordingBackend('rec')
     const friend = createPhoneAFriend({ repoPath: repo.path })

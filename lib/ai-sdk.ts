@@ -96,8 +96,12 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
   readonly provider = PROVIDER
   /** The backend's name. */
   readonly modelId: string
-  /** A relay sends text only: no URL is passed through. */
-  readonly supportedUrls: Record<string, RegExp[]> = {}
+  /**
+   * Every URL, of every media type: the AI SDK then hands a file or image URL over as it is
+   * instead of downloading it first, only for the relay, which sends text only, to leave it out
+   * (with a warning).
+   */
+  readonly supportedUrls: Record<string, RegExp[]> = { '*/*': [/^/] }
   private readonly settings: PhoneAFriendSettings
 
   constructor(backend: string, settings: PhoneAFriendSettings = {}) {
