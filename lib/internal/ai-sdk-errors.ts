@@ -56,7 +56,6 @@ const ARGUMENT_OF: Partial<Record<string, string>> = {
   ERR_INVALID_SANDBOX: 'sandbox',
   ERR_INVALID_REPO: 'repoPath',
   ERR_CONTEXT_CONFLICT: 'contextFile',
-  ERR_SCHEMA: 'responseFormat.schema',
 }
 
 const BACKEND_FAILURES = new Set(['ERR_BACKEND_FAILED', 'ERR_BACKEND_TIMEOUT', 'ERR_BACKEND_UNAVAILABLE', 'ERR_BACKEND_NO_OUTPUT'])
@@ -72,9 +71,9 @@ export function toAiSdkError(sdk: ProviderModule, error: unknown, call: FailedCa
   if (code === 'ERR_PROMPT_REQUIRED' || (code === 'ERR_TOO_LARGE' && message.startsWith('Relay prompt '))) {
     return new sdk.InvalidPromptError({ prompt: call.request, message, cause: error })
   }
-  const argument = ARGUMENT_OF[code]
-  // ERR_SCHEMA reaches here only for a schema that is not one: an answer that does not match is
-  // returned for the AI SDK's own check (see the model's doGenerate).
+  // An answer that does not match its schema is returned for the AI SDK's own check (the model's
+  // doGenerate); only a schema that is not one is a bad argument (docs/ERRORS.md, its texts).
+  const argument = code === 'ERR_SCHEMA' && message.startsWith('Invalid JSON Schema') ? 'responseFormat.schema' : ARGUMENT_OF[code]
   if (argument !== undefined) return new sdk.InvalidArgumentError({ argument, message, cause: error })
   if (BACKEND_FAILURES.has(code) || (code === 'ERR_TOO_LARGE' && message.startsWith('Backend output '))) {
     return new sdk.APICallError({
