@@ -254,6 +254,15 @@ describe('errors', () => {
     expect(sandbox).toMatchObject({ argument: 'sandbox', cause: { code: 'ERR_INVALID_SANDBOX' } })
   })
 
+  it('a setting that is not one (from JS, past the types) throws where it is given, before reaching relay()', () => {
+    expect(() => createPhoneAFriend({ repoPath: repo.path, dryRun: true } as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/^The "settings\.dryRun" property is not a relay setting\. Settings: repoPath, /) }),
+    )
+    const friend = createPhoneAFriend({ repoPath: repo.path })
+    expect(() => friend('codex', { onChunk: () => undefined } as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(() => friend(42 as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+  })
+
   it('embedding and image models do not exist', () => {
     const friend = createPhoneAFriend({ repoPath: repo.path })
     expect(() => friend.embeddingModel('codex')).toThrow(expect.objectContaining({ name: 'AI_NoSuchModelError', modelType: 'embeddingModel' }))

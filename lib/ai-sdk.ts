@@ -19,7 +19,7 @@ import type {
 import { relay, relayStream, RelayError, type RelayOptions } from './index.js'
 import { invalidArgType } from './internal/errors.js'
 import { requestOf } from './internal/ai-sdk-prompt.js'
-import { PROVIDER_OPTIONS_KEY, callSettings, schemaOf, settingWarnings, type PhoneAFriendSettings } from './internal/ai-sdk-options.js'
+import { PROVIDER_OPTIONS_KEY, callSettings, schemaOf, settingWarnings, settingsArgument, type PhoneAFriendSettings } from './internal/ai-sdk-options.js'
 import { loadProviderModule, providerModuleNow, toAiSdkError, type FailedCall } from './internal/ai-sdk-errors.js'
 
 export type { PhoneAFriendSettings } from './internal/ai-sdk-options.js'
@@ -105,8 +105,9 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
   private readonly settings: PhoneAFriendSettings
 
   constructor(backend: string, settings: PhoneAFriendSettings = {}) {
+    if (typeof backend !== 'string') throw invalidArgType('backend', 'of type string', backend)
     this.modelId = backend
-    this.settings = { ...settings }
+    this.settings = settingsArgument(settings, 'settings')
   }
 
   private prepare(options: LanguageModelV4CallOptions, streaming: boolean): PreparedCall {
@@ -250,12 +251,9 @@ export interface PhoneAFriendProvider extends ProviderV4 {
  * `providerOptions.phoneAFriend`, override them).
  */
 export function createPhoneAFriend(settings: PhoneAFriendSettings = {}): PhoneAFriendProvider {
-  if (typeof settings !== 'object' || settings === null) throw invalidArgType('settings', 'of type object', settings)
-  const defaults = { ...settings }
-  const languageModel = (backend: string, modelSettings: PhoneAFriendSettings = {}): PhoneAFriendLanguageModel => {
-    if (typeof backend !== 'string') throw invalidArgType('backend', 'of type string', backend)
-    return new PhoneAFriendLanguageModel(backend, { ...defaults, ...modelSettings })
-  }
+  const defaults = settingsArgument(settings, 'settings')
+  const languageModel = (backend: string, modelSettings?: PhoneAFriendSettings): PhoneAFriendLanguageModel =>
+    new PhoneAFriendLanguageModel(backend, { ...defaults, ...settingsArgument(modelSettings, 'settings') })
   const noSuchModel =
     (modelType: 'embeddingModel' | 'imageModel') =>
     (modelId: string): never => {

@@ -4,6 +4,7 @@
 // setting a relay cannot honour is a warning.
 import type { LanguageModelV4CallOptions, SharedV4Warning } from '@ai-sdk/provider' with { 'resolution-mode': 'import' }
 import type { RelayOptions } from './options.js'
+import { invalidArgType } from './errors.js'
 
 /** The relay options a provider, a model or one call may set (`relay()`'s own types). */
 export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeDiff', 'timeoutSeconds', 'model', 'sandbox', 'session', 'backendSession'] as const
@@ -14,6 +15,24 @@ export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeD
  * defaults (docs/API.md, "Options"). `repoPath` defaults to `process.cwd()` at the call.
  */
 export type PhoneAFriendSettings = Partial<Pick<RelayOptions, (typeof SETTING_KEYS)[number]>>
+
+/**
+ * Settings given to `createPhoneAFriend()` or a model, copied: an object whose every key is a
+ * setting. Anything else throws a `TypeError` where it is given (from JS, where the types do not
+ * hold), rather than reaching `relay()` (a `dryRun`, an `onChunk`) or being ignored.
+ */
+export function settingsArgument(value: unknown, name: string): PhoneAFriendSettings {
+  if (value === undefined) return {}
+  if (typeof value !== 'object' || value === null) throw invalidArgType(name, 'of type object', value)
+  for (const key of Object.keys(value)) {
+    if (!(SETTING_KEYS as readonly string[]).includes(key)) {
+      const error = new TypeError(`The "${name}.${key}" property is not a relay setting. Settings: ${SETTING_KEYS.join(', ')}`)
+      Object.defineProperty(error, 'code', { value: 'ERR_INVALID_ARG_VALUE', enumerable: true, writable: true, configurable: true })
+      throw error
+    }
+  }
+  return { ...(value as PhoneAFriendSettings) }
+}
 
 /** The key of this provider's `providerOptions`. */
 export const PROVIDER_OPTIONS_KEY = 'phoneAFriend'
