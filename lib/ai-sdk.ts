@@ -174,8 +174,8 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
    * `relayStream()`: `stream-start` (with the warnings so far) and `response-metadata` once the
    * relay has started answering or failed, one text part of the chunks as they come, then
    * `finish`; a failure is an `error` part then `finish` with the reason `error`. The stream is
-   * pulled: a consumer that stops reading pauses the backend, and cancelling the stream (as the
-   * AI SDK does on abort) stops it.
+   * pulled: a consumer that stops reading pauses the backend, and cancelling the stream stops it
+   * at once, as the AI SDK's abort signal does.
    */
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
     const sdk = await loadProviderModule()
