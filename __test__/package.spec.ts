@@ -2,7 +2,7 @@
 // `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
 // strict TypeScript and npx.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -45,8 +45,8 @@ describe('the installed package', () => {
   it('ships only what it needs', () => {
     const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
     const files = readdirSync(installed).sort()
-    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
-    expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli', 'index.d.ts', 'index.js', 'internal'])
+    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
+    expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['ai-sdk.d.ts', 'ai-sdk.js', 'cli', 'index.d.ts', 'index.js', 'internal'])
     // The CLI ships without its typings; the library with them.
     expect(readdirSync(join(installed, 'dist', 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
     expect(readdirSync(join(installed, 'dist', 'internal')).some((file) => file.endsWith('.d.ts'))).toBe(true)
@@ -119,6 +119,32 @@ describe('the installed package', () => {
     const { esm, cjs, same } = JSON.parse(out) as { esm: string[]; cjs: string[]; same: boolean }
     expect(esm).toEqual(cjs)
     expect(same).toBe(true)
+  })
+
+  it('the AI SDK provider: its subpath loads without @ai-sdk/provider (an optional peer), a call says what to install; with it, CJS and ESM relay alike', () => {
+    const script = `
+      const { createRequire } = require('node:module')
+      const { registerBackend } = require('@phone-a-friend/relay')
+      registerBackend({ name: 'echo', allowedSandboxes: ['read-only'], run: async (o) => 'echo:' + o.prompt.split('\\n').at(-1) })
+      const cjs = require('@phone-a-friend/relay/ai-sdk')
+      const call = { prompt: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] }
+      import('@phone-a-friend/relay/ai-sdk').then(async (esm) => {
+        const same = esm.createPhoneAFriend === cjs.createPhoneAFriend && esm.PhoneAFriendLanguageModel === cjs.PhoneAFriendLanguageModel
+        const model = cjs.createPhoneAFriend({ repoPath: '.' })('echo')
+        const outcome = await model.doGenerate(call).then((r) => r.content[0].text, (e) => e.code + ': ' + e.message)
+        console.log(JSON.stringify({ same, spec: model.specificationVersion, outcome, esm: Object.keys(esm).filter((k) => k !== 'default').sort(), cjs: Object.keys(cjs).sort() }))
+      })
+    `
+    const without = JSON.parse(run(process.execPath, ['-e', script], project)) as Record<string, unknown>
+    expect(without).toMatchObject({ same: true, spec: 'v4', outcome: expect.stringMatching(/^ERR_INTERNAL: @phone-a-friend\/relay\/ai-sdk needs the package @ai-sdk\/provider /) })
+    expect(without.esm).toEqual(without.cjs)
+    // @ai-sdk/provider has no runtime dependency: its folder is the whole install.
+    cpSync(join(ROOT, 'node_modules', '@ai-sdk', 'provider'), join(project, 'node_modules', '@ai-sdk', 'provider'), { recursive: true, dereference: true })
+    try {
+      expect(JSON.parse(run(process.execPath, ['-e', script], project))).toMatchObject({ same: true, outcome: 'echo:hello' })
+    } finally {
+      rmSync(join(project, 'node_modules', '@ai-sdk'), { recursive: true, force: true })
+    }
   })
 
   it('loads its native code on first use, not at import', () => {

@@ -3,7 +3,7 @@
 // machine), then installed in a fresh project with the README's install command, as written.
 // Also what a user sees when the platform package is left out (`--omit=optional`).
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -160,14 +160,18 @@ describe('published to a registry and installed as the README says', () => {
     expect(main.optionalDependencies).toEqual(Object.fromEntries(BUILT.map((platform) => [`${PKG.name}-${platform}`, PKG.version])))
     expect(readdirSync(join(installed, 'node_modules', '@phone-a-friend')).sort()).toEqual(['relay', `relay-${PLATFORM}`])
     expect(main.publishConfig).toEqual({ access: 'public' })
+    // The AI SDK provider's one dependency, for its subpath only: an optional peer, never installed for users who do not ask.
+    expect(main.peerDependencies).toEqual({ '@ai-sdk/provider': '^4.0.0' })
+    expect(main.peerDependenciesMeta).toEqual({ '@ai-sdk/provider': { optional: true } })
+    expect(existsSync(join(installed, 'node_modules', '@ai-sdk'))).toBe(false)
     const platform = JSON.parse(readFileSync(join(installed, 'node_modules', PLATFORM_PACKAGE, 'package.json'), 'utf8'))
     expect(platform).toMatchObject({ version: PKG.version, os: ['linux'], cpu: ['x64'], libc: ['glibc'], publishConfig: { access: 'public' } })
   })
 
   it('each package holds what it needs and nothing more', () => {
     const main = join(installed, 'node_modules', PKG.name)
-    expect(readdirSync(main).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
-    expect(readdirSync(join(main, 'dist')).sort()).toEqual(['cli', 'index.d.ts', 'index.js', 'internal'])
+    expect(readdirSync(main).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
+    expect(readdirSync(join(main, 'dist')).sort()).toEqual(['ai-sdk.d.ts', 'ai-sdk.js', 'cli', 'index.d.ts', 'index.js', 'internal'])
     const platform = join(installed, 'node_modules', PLATFORM_PACKAGE)
     expect(readdirSync(platform).sort()).toEqual(['LICENSE', 'README.md', 'package.json', 'phone-a-friend-supervisor', `relay.${PLATFORM}.node`])
     expect(statSync(join(platform, 'phone-a-friend-supervisor')).mode & 0o111).not.toBe(0)

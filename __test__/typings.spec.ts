@@ -16,6 +16,8 @@ beforeAll(() => {
   mkdirSync(join(project, 'node_modules', '@phone-a-friend'), { recursive: true })
   // The package as installed: resolved through its `exports` to the compiled typings.
   symlinkSync(ROOT, join(project, 'node_modules', '@phone-a-friend', 'relay'))
+  // The AI SDK's provider types, installed next to it as the AI SDK provider's users have them.
+  symlinkSync(join(ROOT, 'node_modules', '@ai-sdk'), join(project, 'node_modules', '@ai-sdk'))
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
   const compilerOptions = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', lib: ['ES2022'], types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] }
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }))
@@ -83,6 +85,24 @@ describe('strict TypeScript (nodenext) and the typings', () => {
       registerBackend(listed)
       // @ts-expect-error an iterable of strings, not one string
       registerBackend({ name: 'one', allowedSandboxes: 'read-only', run: async () => 'ok' })
+    `)
+    expect(report).toBe('')
+  })
+
+  it('the AI SDK provider: a LanguageModelV4 per backend, settings typed as relay()’s options', () => {
+    const report = compile(`
+      import type { LanguageModelV4, ProviderV4 } from '@ai-sdk/provider'
+      import { createPhoneAFriend, phoneAFriend, type PhoneAFriendProviderOptions } from '@phone-a-friend/relay/ai-sdk'
+      const friend = createPhoneAFriend({ repoPath: '.', sandbox: 'workspace-write', timeoutSeconds: 300 })
+      export const models: LanguageModelV4[] = [friend('codex'), friend('claude', { model: 'opus' }), friend.languageModel('mine'), phoneAFriend('gemini')]
+      export const provider: ProviderV4 = friend
+      export const options = { phoneAFriend: { includeDiff: true, contextText: 'notes', session: 'review-1' } satisfies PhoneAFriendProviderOptions }
+      // @ts-expect-error not a SandboxMode
+      createPhoneAFriend({ sandbox: 'root' })
+      // @ts-expect-error not a relay option
+      friend('codex', { temperature: 0.2 })
+      // @ts-expect-error includeDiff is a boolean
+      export const wrong = { includeDiff: 'yes' } satisfies PhoneAFriendProviderOptions
     `)
     expect(report).toBe('')
   })

@@ -1,0 +1,275 @@
+/**
+ * @phone-a-friend/relay/ai-sdk: the relay as an AI SDK provider (language model specification
+ * v4, the one `ai` 7 uses). Each model is a backend: `friend('codex')`, `friend('claude', {
+ * model })`, or a backend registered with `registerBackend()`, by name. docs/AI-SDK.md says what
+ * maps to what and what warns.
+ */
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FinishReason,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4Usage,
+  ProviderV4,
+  SharedV4ProviderMetadata,
+  SharedV4Warning,
+} from '@ai-sdk/provider' with { 'resolution-mode': 'import' }
+import { relay, relayStream, RelayError, type RelayOptions } from './index.js'
+import { invalidArgType } from './internal/errors.js'
+import { requestOf } from './internal/ai-sdk-prompt.js'
+import { PROVIDER_OPTIONS_KEY, callSettings, schemaOf, settingWarnings, settingsArgument, type PhoneAFriendSettings } from './internal/ai-sdk-options.js'
+import { loadProviderModule, providerModuleNow, toAiSdkError, type FailedCall } from './internal/ai-sdk-errors.js'
+
+export type { PhoneAFriendSettings } from './internal/ai-sdk-options.js'
+
+/** What `providerOptions.phoneAFriend` takes for one call: the settings, each overriding the model's. */
+export type PhoneAFriendProviderOptions = PhoneAFriendSettings
+
+/** What a result's `providerMetadata.phoneAFriend` holds. */
+export interface PhoneAFriendMetadata {
+  /** The backend that answered. */
+  backend: string
+  /**
+   * The relay's `ERR_SCHEMA` text when the answer did not match the response format's schema: the
+   * answer is then returned as it came, and the AI SDK's own check fails it
+   * (`NoObjectGeneratedError`).
+   */
+  schemaError?: string
+  /** Streaming only: the relay's warnings that came after the stream started (earlier ones are in `stream-start`). */
+  warnings?: string[]
+  /**
+   * Streaming only, when it differs (beyond white space at its ends) from the text streamed:
+   * the answer `relay()` would resolve with (codex streams each of its messages, and answers
+   * with the last).
+   */
+  answer?: string
+}
+
+const PROVIDER = 'phone-a-friend'
+
+/**
+ * The response header that carries the relay's `ERR_SCHEMA` text when `generateText()`'s answer
+ * does not match the schema: the AI SDK's `NoObjectGeneratedError` keeps the response's headers
+ * (`error.response.headers`), and a relay has no HTTP response whose headers it would hide.
+ */
+export const SCHEMA_ERROR_HEADER = 'x-phone-a-friend-schema-error'
+
+const STOP: LanguageModelV4FinishReason = { unified: 'stop', raw: undefined }
+
+/** No backend reports its token counts through the relay: every count is unknown. */
+function unknownUsage(): LanguageModelV4Usage {
+  return {
+    inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+  }
+}
+
+function other(message: string): SharedV4Warning {
+  return { type: 'other', message }
+}
+
+/** An answer that is not JSON or does not match the schema (not a schema that is not one: that is `Invalid JSON Schema: …`). */
+function isAnswerMismatch(error: unknown): error is RelayError {
+  return error instanceof RelayError && error.code === 'ERR_SCHEMA' && error.message.startsWith('Answer ')
+}
+
+function metadataOf(metadata: PhoneAFriendMetadata): SharedV4ProviderMetadata {
+  return { [PROVIDER_OPTIONS_KEY]: { ...metadata } }
+}
+
+/** One call's relay, prepared from the AI SDK's options. */
+interface PreparedCall {
+  options: RelayOptions
+  /** The warnings known before the relay runs. */
+  warnings: SharedV4Warning[]
+  /** The relay's own warnings, as they come. */
+  relayWarnings: string[]
+  failed: FailedCall
+  schema: object | undefined
+}
+
+/** A backend as an AI SDK language model. */
+export class PhoneAFriendLanguageModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4' as const
+  readonly provider = PROVIDER
+  /** The backend's name. */
+  readonly modelId: string
+  /**
+   * Every URL, of every media type: the AI SDK then hands a file or image URL over as it is
+   * instead of downloading it first, only for the relay, which sends text only, to leave it out
+   * (with a warning).
+   */
+  readonly supportedUrls: Record<string, RegExp[]> = { '*/*': [/^/] }
+  private readonly settings: PhoneAFriendSettings
+
+  constructor(backend: string, settings: PhoneAFriendSettings = {}) {
+    if (typeof backend !== 'string') throw invalidArgType('backend', 'of type string', backend)
+    this.modelId = backend
+    this.settings = settingsArgument(settings, 'settings')
+  }
+
+  private prepare(options: LanguageModelV4CallOptions, streaming: boolean): PreparedCall {
+    const { request, warnings: promptWarnings } = requestOf(options.prompt)
+    const call = callSettings(options)
+    const schema = schemaOf(options)
+    const relayWarnings: string[] = []
+    const merged: PhoneAFriendSettings = { ...this.settings, ...call.settings }
+    const relayOptions: RelayOptions = {
+      ...merged,
+      repoPath: merged.repoPath ?? process.cwd(),
+      prompt: request,
+      backend: this.modelId,
+      onWarning: (message) => relayWarnings.push(message),
+    }
+    if (options.abortSignal !== undefined) relayOptions.signal = options.abortSignal
+    if (schema !== undefined) relayOptions.schema = schema
+    return {
+      options: relayOptions,
+      warnings: [...settingWarnings(options, streaming), ...call.warnings, ...promptWarnings],
+      relayWarnings,
+      failed: { backend: this.modelId, request },
+      schema,
+    }
+  }
+
+  private responseModel(call: PreparedCall): { modelId: string } | Record<string, never> {
+    const model = call.options.model
+    return typeof model === 'string' ? { modelId: model } : {}
+  }
+
+  /** `relay()`: the answer as one text part. */
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const sdk = await loadProviderModule()
+    const call = this.prepare(options, false)
+    const timestamp = new Date()
+    // With a schema, the text as produced: what is returned if the answer does not match.
+    const produced: string[] = []
+    let text: string
+    let schemaError: string | undefined
+    try {
+      text = await relay(call.schema === undefined ? call.options : { ...call.options, onChunk: (chunk) => void produced.push(chunk) })
+    } catch (error) {
+      if (!isAnswerMismatch(error) || produced.length === 0) throw toAiSdkError(sdk, error, call.failed)
+      text = produced.join('')
+      schemaError = error.message
+    }
+    const warnings = [...call.warnings, ...call.relayWarnings.map(other)]
+    if (schemaError !== undefined) warnings.push(other(`ERR_SCHEMA: ${schemaError}`))
+    return {
+      content: [{ type: 'text', text }],
+      finishReason: STOP,
+      usage: unknownUsage(),
+      warnings,
+      request: { body: { backend: this.modelId, prompt: call.failed.request } },
+      // The response's headers are what the AI SDK's NoObjectGeneratedError keeps of it (its body
+      // only on request): the ERR_SCHEMA text rides there, as `error.response.headers[SCHEMA_ERROR_HEADER]`.
+      response: { timestamp, ...this.responseModel(call), ...(schemaError === undefined ? {} : { headers: { [SCHEMA_ERROR_HEADER]: schemaError } }) },
+      providerMetadata: metadataOf({ backend: this.modelId, ...(schemaError === undefined ? {} : { schemaError }) }),
+    }
+  }
+
+  /**
+   * `relayStream()`: `stream-start` (with the warnings so far) and `response-metadata` once the
+   * relay has started answering or failed, one text part of the chunks as they come, then
+   * `finish`; a failure is an `error` part then `finish` with the reason `error`. The stream is
+   * pulled: a consumer that stops reading pauses the backend, and cancelling the stream stops it
+   * at once, as the AI SDK's abort signal does.
+   */
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const sdk = await loadProviderModule()
+    const call = this.prepare(options, true)
+    const timestamp = new Date()
+    // Cancelling the stream aborts the relay at once: `return()` on a generator waits for the step
+    // it is in, which may wait for the backend's next chunk until the deadline.
+    const cancelled = new AbortController()
+    const signal = options.abortSignal === undefined ? cancelled.signal : AbortSignal.any([options.abortSignal, cancelled.signal])
+    const chunks = relayStream({ ...call.options, signal })
+    const TEXT = 'text-0'
+    let started = false
+    let textOpen = false
+    let streamed = ''
+    const backend = this.modelId
+    const response = this.responseModel(call)
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      async pull(controller) {
+        const start = (): void => {
+          if (started) return
+          started = true
+          controller.enqueue({ type: 'stream-start', warnings: [...call.warnings, ...call.relayWarnings.splice(0).map(other)] })
+          controller.enqueue({ type: 'response-metadata', timestamp, ...response })
+        }
+        const text = (delta: string): void => {
+          if (!textOpen) controller.enqueue({ type: 'text-start', id: TEXT })
+          textOpen = true
+          streamed += delta
+          controller.enqueue({ type: 'text-delta', id: TEXT, delta })
+        }
+        const finish = (finishReason: LanguageModelV4FinishReason, metadata: Omit<PhoneAFriendMetadata, 'backend'>): void => {
+          if (textOpen) controller.enqueue({ type: 'text-end', id: TEXT })
+          const late = call.relayWarnings.splice(0)
+          const providerMetadata = metadataOf({ backend, ...metadata, ...(late.length > 0 ? { warnings: late } : {}) })
+          controller.enqueue({ type: 'finish', finishReason, usage: unknownUsage(), providerMetadata })
+          controller.close()
+        }
+        let step: IteratorResult<string, string>
+        try {
+          step = await chunks.next()
+        } catch (error) {
+          if (cancelled.signal.aborted) return
+          start()
+          if (isAnswerMismatch(error) && streamed.length > 0) return finish(STOP, { schemaError: error.message })
+          controller.enqueue({ type: 'error', error: toAiSdkError(sdk, error, call.failed) })
+          return finish({ unified: 'error', raw: error instanceof RelayError ? error.code : undefined }, {})
+        }
+        if (cancelled.signal.aborted) return
+        start()
+        if (!step.done) return text(step.value)
+        if (!textOpen && step.value.length > 0) text(step.value)
+        const differs = step.value.trim() !== streamed.trim()
+        finish(STOP, differs ? { answer: step.value } : {})
+      },
+      async cancel() {
+        // Ends the relay: its backend is stopped (docs/API.md, "Streaming").
+        cancelled.abort()
+        await chunks.return('').catch(() => undefined)
+      },
+    })
+    return { stream, request: { body: { backend, prompt: call.failed.request } } }
+  }
+}
+
+/** A provider: call it (or its `languageModel`) with a backend's name for that backend's model. */
+export interface PhoneAFriendProvider extends ProviderV4 {
+  (backend: string, settings?: PhoneAFriendSettings): PhoneAFriendLanguageModel
+  languageModel(backend: string, settings?: PhoneAFriendSettings): PhoneAFriendLanguageModel
+}
+
+/**
+ * A provider whose models relay with `settings` (each model's own settings, then each call's
+ * `providerOptions.phoneAFriend`, override them).
+ */
+export function createPhoneAFriend(settings: PhoneAFriendSettings = {}): PhoneAFriendProvider {
+  const defaults = settingsArgument(settings, 'settings')
+  const languageModel = (backend: string, modelSettings?: PhoneAFriendSettings): PhoneAFriendLanguageModel =>
+    new PhoneAFriendLanguageModel(backend, { ...defaults, ...settingsArgument(modelSettings, 'settings') })
+  const noSuchModel =
+    (modelType: 'embeddingModel' | 'imageModel') =>
+    (modelId: string): never => {
+      const message = `phone-a-friend has language models only (the backends), no ${modelType}: ${modelId}`
+      const sdk = providerModuleNow()
+      if (sdk === undefined) throw new Error(message)
+      throw new sdk.NoSuchModelError({ modelId, modelType, message })
+    }
+  const provider = (backend: string, modelSettings?: PhoneAFriendSettings): PhoneAFriendLanguageModel => languageModel(backend, modelSettings)
+  return Object.assign(provider, {
+    specificationVersion: 'v4' as const,
+    languageModel,
+    embeddingModel: noSuchModel('embeddingModel'),
+    imageModel: noSuchModel('imageModel'),
+  })
+}
+
+/** The default provider: each call's repository is `process.cwd()` unless a setting names one. */
+export const phoneAFriend: PhoneAFriendProvider = createPhoneAFriend()
