@@ -3,14 +3,19 @@
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
 mod doctor;
+mod long_answers;
 mod server;
 pub mod stdio;
+mod task_methods;
+mod task_store;
+mod task_transport;
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::ServiceExt;
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -22,7 +27,9 @@ use crate::registry::Registry;
 use crate::relay::Warn;
 
 pub use doctor::{BackendReport, BackendsReport};
-pub use server::{RelayServer, ToolError, ToolOutcome};
+pub use long_answers::{ANSWER_URI_PREFIX, INLINE_ANSWER_BYTES};
+pub use server::{RelayServer, ToolError, ToolOutcome, Truncated};
+pub use task_store::TASK_LIMITS;
 
 /// Why the server could not serve, or stopped serving, its client.
 #[derive(Debug, Error)]
@@ -69,16 +76,32 @@ where
         inner: reader,
         cancel: cancel.clone(),
     };
-    let running = server
-        .serve_with_ct((reader, writer), cancel.child_token())
-        .await
-        .map_err(|e| McpError::Initialization(Box::new(e)))?;
+    // The client's lines reach rmcp through the task rerouting (see task_transport).
+    let (rerouted, to_rmcp) = tokio::io::simplex(REROUTE_BYTES);
+    let stop_rerouting = cancel.child_token();
+    tracker.spawn(task_transport::reroute(
+        reader,
+        to_rmcp,
+        stop_rerouting.clone(),
+    ));
+    let transport =
+        task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer));
+    let running = match server.serve_with_ct(transport, cancel.child_token()).await {
+        Ok(running) => running,
+        Err(error) => {
+            stop_rerouting.cancel();
+            return Err(McpError::Initialization(Box::new(error)));
+        }
+    };
     let quit = running.waiting().await;
     cancel.cancel();
     tracker.close();
     tracker.wait().await;
     quit.map(|_| ()).map_err(McpError::from)
 }
+
+/// Bytes in flight from the rerouting to rmcp.
+const REROUTE_BYTES: usize = 64 * 1024;
 
 /// Reads `inner`; its end of file cancels `cancel`.
 struct EofCancels<R> {
