@@ -68,33 +68,38 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let tracker = TaskTracker::new();
-    let cancel = config.cancel.clone();
-    let server = RelayServer::new(config, tracker.clone());
+    let host = config.cancel.clone();
+    // Every call's token: the host going away, or the input ending, stops them.
+    let calls = host.child_token();
+    let server = RelayServer::new(
+        ServerConfig {
+            cancel: calls.clone(),
+            ..config
+        },
+        tracker.clone(),
+    );
     // rmcp lets handlers run on for up to 5 s after the input ends, for their responses; with
-    // the client gone nobody reads them, so the relays stop at once.
+    // the client gone nobody reads them, so the relays stop at once. (rmcp itself stops on the
+    // end of its input, which must reach it as such: cancelled first, a client gone before
+    // `initialize` would look like a cancellation.)
     let reader = EofCancels {
         inner: reader,
-        cancel: cancel.clone(),
+        cancel: calls.clone(),
     };
     // The client's lines reach rmcp through the task rerouting (see task_transport).
     let (rerouted, to_rmcp) = tokio::io::simplex(REROUTE_BYTES);
-    let stop_rerouting = cancel.child_token();
-    tracker.spawn(task_transport::reroute(
-        reader,
-        to_rmcp,
-        stop_rerouting.clone(),
-    ));
+    tracker.spawn(task_transport::reroute(reader, to_rmcp, calls.clone()));
     let transport =
         task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer));
-    let running = match server.serve_with_ct(transport, cancel.child_token()).await {
+    let running = match server.serve_with_ct(transport, host.child_token()).await {
         Ok(running) => running,
         Err(error) => {
-            stop_rerouting.cancel();
+            calls.cancel();
             return Err(McpError::Initialization(Box::new(error)));
         }
     };
     let quit = running.waiting().await;
-    cancel.cancel();
+    calls.cancel();
     tracker.close();
     tracker.wait().await;
     quit.map(|_| ()).map_err(McpError::from)

@@ -75,12 +75,13 @@ where
             }
         }
         // A last line without its newline is no message (rmcp drops it too).
-        let _ = to_rmcp.shutdown().await;
     };
     tokio::select! {
         () = copy => {}
         () = stop.cancelled() => {}
     }
+    // rmcp sees the end of its input.
+    let _ = to_rmcp.shutdown().await;
 }
 
 /// The parts of a message that decide whether it is renamed; the rest is skipped unread.
