@@ -8,12 +8,14 @@ use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorData, Extensions,
-    Implementation, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, RequestMetaObject, ResourceContents,
-    ServerCapabilities, ServerConfig as ServerInfo,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
+    CustomRequest, CustomResult, ErrorData, Extensions, Implementation, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestMetaObject, ResourceContents, ServerCapabilities, ServerConfig as ServerInfo,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
@@ -24,8 +26,9 @@ use tokio_util::task::TaskTracker;
 
 use super::doctor::{self, BackendsReport};
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
-use super::task_methods::TaskLink;
+use super::task_methods::{self, TaskForm, TaskLink};
 use super::task_store::{TaskStore, TASK_LIMITS};
+use super::task_transport::TASK_TOOLS;
 use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
@@ -154,6 +157,16 @@ impl RelayServer {
             () = relay_cancel => Err(RelayFailure::Aborted),
         };
         self.tool_result(backend, result)
+    }
+
+    /// Calls a tool now, whatever the client declared.
+    pub(super) async fn call_tool_now(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
     }
 
     /// The tool result of a relay: the answer as text and as structured content, or `isError`
@@ -325,13 +338,55 @@ impl RelayServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RelayServer {
     fn get_info(&self) -> ServerInfo {
-        // Tasks are declared by the transport (see task_transport): rmcp has no field for them.
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+        // The extension form of tasks (SEP-2663) is declared here; the 2025-11-25 form by the
+        // transport (see task_transport), rmcp having no field for it.
+        ServerInfo::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_tasks()
+                .build(),
+        )
             .with_server_info(Implementation::new("phone-a-friend", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "Phone a friend: ask another coding agent ({}) for a second opinion with `relay`, or a review of a branch with `review`; `backends` says which are installed. repoPath defaults to the server's working directory.",
                 builtin::listed(builtin::BUILTINS, "or")
             ))
+    }
+
+    /// A client that declared the tasks extension (SEP-2663) gets a task for `relay` and
+    /// `review`; the rest are called at once.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if TaskForm::of(&context) == TaskForm::Extension && TASK_TOOLS.contains(&&*request.name) {
+            let task = self.start_task(request, None, context, TaskForm::Extension)?;
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(
+                task_methods::extension_task(&task),
+            )));
+        }
+        self.call_tool_now(request, context).await
+    }
+
+    /// The extension's `tasks/update` delivers answers to a task's requests for input; this
+    /// server's tasks ask for none, so there is nothing to deliver.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match self.tasks.get(&request.task_id, Instant::now()) {
+            Some(_) => Ok(()),
+            None => Err(ErrorData::invalid_params(
+                format!(
+                    "no task {} (unknown, or dropped after its ttl)",
+                    request.task_id
+                ),
+                None,
+            )),
+        }
     }
 
     /// The task requests, renamed by the transport (see task_transport).

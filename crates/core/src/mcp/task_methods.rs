@@ -8,10 +8,11 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomNotification, CustomRequest, CustomResult,
-    ErrorCode, ErrorData, ServerNotification,
+    DetailedTask, ErrorCode, ErrorData, GetTaskResult, ServerNotification, Task, TaskAckResult,
+    TaskPayload, TaskStatus as WireStatus,
 };
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler};
+use rmcp::RoleServer;
 use serde_json::{json, Value};
 
 use super::server::RelayServer;
@@ -50,7 +51,13 @@ impl RelayServer {
             Some("tasks/get") => {
                 let id = task_id()?;
                 let task = self.tasks.get(&id, now).ok_or_else(|| unknown(&id))?;
-                Ok(CustomResult(task.to_json()))
+                Ok(CustomResult(match TaskForm::of(&context) {
+                    TaskForm::Specification => task.to_json(),
+                    TaskForm::Extension => {
+                        let outcome = self.tasks.ended(&id, now).and_then(|(_, outcome)| outcome);
+                        extension_json(&GetTaskResult::new(detailed(&task, outcome)))
+                    }
+                }))
             }
             Some("tasks/list") => {
                 let tasks: Vec<Value> = self
@@ -67,8 +74,12 @@ impl RelayServer {
                     .tasks
                     .cancel(&id, now)
                     .map_err(|refused| ErrorData::invalid_params(refused.to_string(), None))?;
-                notify_status(&context.peer, &task).await;
-                Ok(CustomResult(task.to_json()))
+                let form = TaskForm::of(&context);
+                notify_status(&context.peer, &task, None, form).await;
+                Ok(CustomResult(match form {
+                    TaskForm::Specification => task.to_json(),
+                    TaskForm::Extension => extension_json(&TaskAckResult::new()),
+                }))
             }
             Some("tasks/result") => self.task_result(&task_id()?, context).await,
             _ => Err(ErrorData::new(
@@ -79,7 +90,7 @@ impl RelayServer {
         }
     }
 
-    /// Starts the tool in the background as a task; answers with the task.
+    /// A `tools/call` with `task` (2025-11-25): starts the tool as a task; answers with it.
     fn call_tool_as_task(
         &self,
         params: Value,
@@ -101,6 +112,19 @@ impl RelayServer {
                 None,
             ));
         }
+        let task = self.start_task(call, ttl, context, TaskForm::Specification)?;
+        Ok(CustomResult(json!({ "task": task.to_json() })))
+    }
+
+    /// Starts the tool in the background as a task, run as a plain call would be but under the
+    /// task's token; its end is recorded in the store and told to the client in `form`.
+    pub(super) fn start_task(
+        &self,
+        call: CallToolRequestParams,
+        ttl: Option<u64>,
+        context: RequestContext<RoleServer>,
+        form: TaskForm,
+    ) -> Result<TaskSnapshot, ErrorData> {
         let (task, cancel) = self
             .tasks
             .create(ttl, &self.config.cancel, Instant::now())
@@ -123,7 +147,7 @@ impl RelayServer {
         let id = task.id.clone();
         let peer = context.peer;
         self.tracker.spawn(async move {
-            let (outcome, message) = match server.call_tool(call, tool_context).await {
+            let (outcome, message) = match server.call_tool_now(call, tool_context).await {
                 Ok(CallToolResponse::Complete(result)) => {
                     let message = result
                         .structured_content
@@ -144,13 +168,13 @@ impl RelayServer {
                     (TaskOutcome::Failed(value), message)
                 }
             };
-            if let Some(task) = server.tasks.finish(&id, outcome, message, Instant::now()) {
-                if task.status != TaskStatus::Cancelled {
-                    notify_status(&peer, &task).await;
-                }
+            let ended = server.tasks.finish(&id, outcome, message, Instant::now());
+            if let Some(task) = ended.filter(|task| task.status != TaskStatus::Cancelled) {
+                let outcome = server.tasks.ended(&id, Instant::now()).and_then(|(_, outcome)| outcome);
+                notify_status(&peer, &task, outcome, form).await;
             }
         });
-        Ok(CustomResult(json!({ "task": task.to_json() })))
+        Ok(task)
     }
 
     /// Waits for the task to end; answers with its result, as the request would have been.
@@ -203,10 +227,101 @@ fn unknown(id: &str) -> ErrorData {
     )
 }
 
-/// `notifications/tasks/status`: optional in the specification; a client that does not poll
+/// Which form of tasks a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TaskForm {
+    /// The 2025-11-25 specification's: the client asks per call (`task`), reads the result with
+    /// `tasks/result`.
+    Specification,
+    /// The `io.modelcontextprotocol/tasks` extension's (SEP-2663), which rmcp implements: the
+    /// client declares the extension, the server makes a task of the calls it chooses, and
+    /// `tasks/get` carries the result.
+    Extension,
+}
+
+impl TaskForm {
+    /// The extension's when the client declared it.
+    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
+        match context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+        {
+            true => TaskForm::Extension,
+            false => TaskForm::Specification,
+        }
+    }
+}
+
+/// A task in the extension's form.
+pub(super) fn extension_task(task: &TaskSnapshot) -> Task {
+    let status = match task.status {
+        TaskStatus::Working => WireStatus::Working,
+        TaskStatus::Completed => WireStatus::Completed,
+        TaskStatus::Failed => WireStatus::Failed,
+        TaskStatus::Cancelled => WireStatus::Cancelled,
+    };
+    let json = task.to_json();
+    let at = |key: &str| json[key].as_str().unwrap_or_default().to_string();
+    let mut wire = Task::new(
+        task.id.clone(),
+        status,
+        at("createdAt"),
+        at("lastUpdatedAt"),
+    )
+    .with_ttl_ms(u64::try_from(task.ttl.as_millis()).unwrap_or(u64::MAX))
+    .with_poll_interval_ms(u64::try_from(task.poll_interval.as_millis()).unwrap_or(u64::MAX));
+    if let Some(message) = &task.status_message {
+        wire = wire.with_status_message(message.clone());
+    }
+    wire
+}
+
+/// The extension's `DetailedTask`: the result (or error) inline once it ended.
+fn detailed(task: &TaskSnapshot, outcome: Option<TaskOutcome>) -> DetailedTask {
+    let object = |value: Value| match value {
+        Value::Object(object) => object,
+        _ => serde_json::Map::new(),
+    };
+    let payload = match (task.status, outcome) {
+        (TaskStatus::Working, _) => TaskPayload::Working,
+        (TaskStatus::Cancelled, _) => TaskPayload::Cancelled,
+        (_, Some(TaskOutcome::Completed(result))) => TaskPayload::Completed {
+            result: object(result),
+        },
+        (_, Some(TaskOutcome::Failed(error))) => TaskPayload::Failed {
+            error: object(error),
+        },
+        (_, None) => TaskPayload::Failed {
+            error: object(
+                json!({ "code": ErrorCode::INTERNAL_ERROR.0, "message": "the task's outcome was not kept" }),
+            ),
+        },
+    };
+    DetailedTask::new(extension_task(task), payload)
+}
+
+fn extension_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The status note: `notifications/tasks/status` with the task (2025-11-25, optional there), or
+/// `notifications/tasks` with the detailed task (the extension). A client that does not poll
 /// learns the end this way. A client gone cannot be told.
-async fn notify_status(peer: &rmcp::Peer<RoleServer>, task: &TaskSnapshot) {
-    let note = CustomNotification::new("notifications/tasks/status", Some(task.to_json()));
+async fn notify_status(
+    peer: &rmcp::Peer<RoleServer>,
+    task: &TaskSnapshot,
+    outcome: Option<TaskOutcome>,
+    form: TaskForm,
+) {
+    let note = match form {
+        TaskForm::Specification => {
+            CustomNotification::new("notifications/tasks/status", Some(task.to_json()))
+        }
+        TaskForm::Extension => CustomNotification::new(
+            "notifications/tasks",
+            Some(extension_json(&detailed(task, outcome))),
+        ),
+    };
     let _ = peer
         .send_notification(ServerNotification::CustomNotification(note))
         .await;

@@ -76,6 +76,11 @@ struct Client {
 
 impl Client {
     async fn start() -> Client {
+        Client::start_declaring(json!({})).await
+    }
+
+    /// A client whose `initialize` declares `capabilities`.
+    async fn start_declaring(capabilities: Value) -> Client {
         let cancelled = Arc::new(AtomicBool::new(false));
         let started = Arc::new(tokio::sync::Notify::new());
         let backends: Vec<Arc<dyn Backend>> = ["talk", "hang", "long"]
@@ -114,7 +119,7 @@ impl Client {
                 "initialize",
                 json!({
                     "protocolVersion": "2025-06-18",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "test", "version": "0" }
                 }),
             )
@@ -684,4 +689,98 @@ async fn a_long_answer_is_cut_with_a_note_and_read_whole_as_a_resource() {
             .is_some_and(|m| m.contains("kept")),
         "{missing}"
     );
+}
+
+/// A client of the tasks extension (SEP-2663), which rmcp implements: it declares the extension,
+/// and the server answers `relay` with a task whose result `tasks/get` carries.
+async fn extension_client() -> Client {
+    Client::start_declaring(json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })).await
+}
+
+#[tokio::test]
+async fn a_client_of_the_extension_gets_a_task_and_its_result_from_tasks_get() {
+    let mut client = extension_client().await;
+    assert!(
+        client.init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object()
+    );
+    let created = client
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "talk" } }),
+        )
+        .await;
+    let task = &created["result"];
+    assert_eq!(task["resultType"], "task", "{created}");
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttlMs"], TASK_LIMITS.default_ttl.as_millis() as u64);
+    assert_eq!(task["pollIntervalMs"], 1000);
+    let id = task["taskId"].as_str().expect("taskId").to_string();
+    let mut got = Value::Null;
+    for n in 0..100u64 {
+        got = client
+            .request(10 + n, "tasks/get", json!({ "taskId": id }))
+            .await;
+        if got["result"]["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert!(
+        got["result"]["result"]["structuredContent"]["answer"]
+            .as_str()
+            .is_some_and(|answer| answer.starts_with("Hello, world")),
+        "{got}"
+    );
+    // backends is called at once, as for any client.
+    let backends = client
+        .request(
+            200,
+            "tools/call",
+            json!({ "name": "backends", "arguments": {} }),
+        )
+        .await;
+    assert!(
+        backends["result"]["structuredContent"]["backends"].is_array(),
+        "{backends}"
+    );
+    let update = client
+        .request(
+            201,
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": {} }),
+        )
+        .await;
+    assert!(update.get("result").is_some(), "{update}");
+}
+
+#[tokio::test]
+async fn a_client_of_the_extension_cancels_with_an_acknowledgement_and_the_backend_stops() {
+    let mut client = extension_client().await;
+    let created = client
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "hang" } }),
+        )
+        .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_string();
+    client.backend_started().await;
+    let ack = client
+        .request(2, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(ack["result"], json!({ "resultType": "complete" }), "{ack}");
+    let flag = client.cancelled.clone();
+    client
+        .until("the backend's cancellation", || flag.load(Ordering::SeqCst))
+        .await;
+    let got = client
+        .request(3, "tasks/get", json!({ "taskId": id }))
+        .await;
+    assert_eq!(got["result"]["status"], "cancelled");
 }
