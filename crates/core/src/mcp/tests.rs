@@ -784,3 +784,37 @@ async fn a_client_of_the_extension_cancels_with_an_acknowledgement_and_the_backe
         .await;
     assert_eq!(got["result"]["status"], "cancelled");
 }
+
+#[tokio::test]
+async fn tasks_result_waits_for_the_end_and_a_cancel_ends_the_wait() {
+    let mut client = Client::start().await;
+    let created = client.call_as_task(1, "hang", 60_000).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    client.backend_started().await;
+    client
+        .send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": { "taskId": id } }))
+        .await;
+    // Still waiting: the next answer is the list's.
+    let list = client.request(3, "tasks/list", json!({})).await;
+    assert_eq!(list["result"]["tasks"][0]["status"], "working");
+    let (cancelled, notes) = client
+        .request_noting(4, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    let mut waited: Vec<Value> = notes.into_iter().filter(|m| m["id"] == json!(2)).collect();
+    while waited.is_empty() {
+        let message = client.next().await;
+        if message["id"] == json!(2) {
+            waited.push(message);
+        }
+    }
+    assert!(
+        waited[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("was cancelled")),
+        "{waited:?}"
+    );
+}
