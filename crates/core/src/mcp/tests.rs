@@ -72,6 +72,8 @@ struct Client {
     /// The server's answer to `initialize`.
     init: Value,
     started: Arc<tokio::sync::Notify>,
+    /// The host's token (the process going away).
+    host: CancellationToken,
 }
 
 impl Client {
@@ -83,6 +85,7 @@ impl Client {
     async fn start_declaring(capabilities: Value) -> Client {
         let cancelled = Arc::new(AtomicBool::new(false));
         let started = Arc::new(tokio::sync::Notify::new());
+        let host = CancellationToken::new();
         let backends: Vec<Arc<dyn Backend>> = ["talk", "hang", "long"]
             .iter()
             .map(|name| {
@@ -99,7 +102,7 @@ impl Client {
             env: crate::env::Env::new(),
             cwd: std::env::temp_dir().to_string_lossy().into_owned(),
             warn: Arc::new(NoWarnings),
-            cancel: CancellationToken::new(),
+            cancel: host.clone(),
         };
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(theirs);
@@ -112,6 +115,7 @@ impl Client {
             cancelled,
             init: Value::Null,
             started,
+            host,
         };
         let init = client
             .request(
@@ -817,4 +821,27 @@ async fn tasks_result_waits_for_the_end_and_a_cancel_ends_the_wait() {
             .is_some_and(|m| m.contains("was cancelled")),
         "{waited:?}"
     );
+}
+
+#[tokio::test]
+async fn the_host_going_away_stops_the_server_and_every_task_backend() {
+    let mut client = Client::start().await;
+    client.call_as_task(1, "hang", 60_000).await;
+    client.backend_started().await;
+    // The input stays open: only the host's token says to stop.
+    client.host.cancel();
+    let Client {
+        server,
+        cancelled,
+        writer,
+        lines,
+        ..
+    } = client;
+    let served = tokio::time::timeout(Duration::from_secs(2), server)
+        .await
+        .expect("the server stopped")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+    assert!(cancelled.load(Ordering::SeqCst));
+    drop((writer, lines));
 }
