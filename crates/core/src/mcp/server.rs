@@ -288,15 +288,15 @@ impl RelayServer {
         extensions: Extensions,
     ) -> CallToolResult {
         let backend = options.backend.clone();
-        let tool = self.run(
+        self.run(
             backend.as_deref(),
             meta,
             peer,
             request,
             extensions,
             |registry, call| relay::relay(registry, options, call),
-        );
-        tool.await
+        )
+        .await
     }
 
     /// Ask a backend to review the changes between a base and HEAD.
@@ -314,15 +314,15 @@ impl RelayServer {
         extensions: Extensions,
     ) -> CallToolResult {
         let backend = options.backend.clone();
-        let tool = self.run(
+        self.run(
             backend.as_deref(),
             meta,
             peer,
             request,
             extensions,
             |registry, call| relay::review_relay(registry, options, call),
-        );
-        tool.await
+        )
+        .await
     }
 
     /// Which backends are ready, and how to get the rest.
