@@ -1,8 +1,9 @@
-//! The task requests of the 2025-11-25 specification (docs/MCP.md, "Tasks"), as
-//! [`super::task_transport`] hands them to the server: a `tools/call` run as a task, answered
-//! at once with the task while the tool runs on (as a plain call would, progress included)
-//! under the task's cancellation token; `tasks/get`, `tasks/result` (waits for the end),
-//! `tasks/list` and `tasks/cancel` read the connection's [`TaskStore`].
+//! The task requests (docs/MCP.md, "Tasks"), as [`super::task_transport`] hands them to the
+//! server: a `tools/call` run as a task, answered at once with the task while the tool runs on
+//! (as a plain call would, progress included) under the task's cancellation token; `tasks/get`,
+//! `tasks/result` (waits for the end), `tasks/list` and `tasks/cancel` read the connection's
+//! [`super::task_store::TaskStore`]. Both forms of tasks ([`TaskForm`]) share the store; they
+//! differ in the shapes of the answers and notes only.
 
 use std::time::Instant;
 
