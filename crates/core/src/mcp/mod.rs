@@ -3,14 +3,19 @@
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
 mod doctor;
+mod long_answers;
 mod server;
 pub mod stdio;
+mod task_methods;
+mod task_store;
+mod task_transport;
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::ServiceExt;
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -22,7 +27,9 @@ use crate::registry::Registry;
 use crate::relay::Warn;
 
 pub use doctor::{BackendReport, BackendsReport};
-pub use server::{RelayServer, ToolError, ToolOutcome};
+pub use long_answers::{ANSWER_URI_PREFIX, INLINE_ANSWER_BYTES};
+pub use server::{RelayServer, ToolError, ToolOutcome, Truncated};
+pub use task_store::TASK_LIMITS;
 
 /// Why the server could not serve, or stopped serving, its client.
 #[derive(Debug, Error)]
@@ -61,24 +68,45 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let tracker = TaskTracker::new();
-    let cancel = config.cancel.clone();
-    let server = RelayServer::new(config, tracker.clone());
+    let host = config.cancel.clone();
+    // Every call's token: the host going away, or the input ending, stops them.
+    let calls = host.child_token();
+    let server = RelayServer::new(
+        ServerConfig {
+            cancel: calls.clone(),
+            ..config
+        },
+        tracker.clone(),
+    );
     // rmcp lets handlers run on for up to 5 s after the input ends, for their responses; with
-    // the client gone nobody reads them, so the relays stop at once.
+    // the client gone nobody reads them, so the relays stop at once. (rmcp itself stops on the
+    // end of its input, which must reach it as such: cancelled first, a client gone before
+    // `initialize` would look like a cancellation.)
     let reader = EofCancels {
         inner: reader,
-        cancel: cancel.clone(),
+        cancel: calls.clone(),
     };
-    let running = server
-        .serve_with_ct((reader, writer), cancel.child_token())
-        .await
-        .map_err(|e| McpError::Initialization(Box::new(e)))?;
+    // The client's lines reach rmcp through the task rerouting (see task_transport).
+    let (rerouted, to_rmcp) = tokio::io::simplex(REROUTE_BYTES);
+    tracker.spawn(task_transport::reroute(reader, to_rmcp, calls.clone()));
+    let transport =
+        task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer));
+    let running = match server.serve_with_ct(transport, host.child_token()).await {
+        Ok(running) => running,
+        Err(error) => {
+            calls.cancel();
+            return Err(McpError::Initialization(Box::new(error)));
+        }
+    };
     let quit = running.waiting().await;
-    cancel.cancel();
+    calls.cancel();
     tracker.close();
     tracker.wait().await;
     quit.map(|_| ()).map_err(McpError::from)
 }
+
+/// Bytes in flight from the rerouting to rmcp.
+const REROUTE_BYTES: usize = 64 * 1024;
 
 /// Reads `inner`; its end of file cancels `cancel`.
 struct EofCancels<R> {

@@ -3,14 +3,21 @@
 //! with `isError` and the code, never a protocol error: the calling agent should read it.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ProgressToken,
-    RequestMetaObject, ServerCapabilities, ServerConfig as ServerInfo,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
+    CustomRequest, CustomResult, ErrorData, Extensions, Implementation, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestMetaObject, ResourceContents, ServerCapabilities, ServerConfig as ServerInfo,
+    UpdateTaskParams,
 };
+use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -18,6 +25,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::doctor::{self, BackendsReport};
+use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
+use super::task_methods::{self, TaskForm, TaskLink};
+use super::task_store::{TaskStore, TASK_LIMITS};
+use super::task_transport::TASK_TOOLS;
 use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
@@ -40,6 +51,20 @@ pub struct ToolOutcome {
     /// Why it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
+    /// Set when `answer` is only the start of a longer answer (docs/MCP.md, "Long answers").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncated>,
+}
+
+/// Where the whole of a cut answer is.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncated {
+    /// The whole answer's length, in UTF-8 bytes.
+    #[schemars(schema_with = "byte_count")]
+    pub answer_bytes: usize,
+    /// A resource holding the whole answer, for `resources/read` (kept an hour at most).
+    pub resource: String,
 }
 
 /// A failure as the library's `RelayError` carries it.
@@ -50,11 +75,21 @@ pub struct ToolError {
     pub message: String,
 }
 
+/// A count as an integer without schemars' `format: "uint"`, which clients' validators (the
+/// TypeScript SDK's Ajv) do not know and warn about.
+fn byte_count(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer", "minimum": 0 })
+}
+
 #[derive(Clone)]
 pub struct RelayServer {
-    config: ServerConfig,
+    pub(super) config: ServerConfig,
     /// Every call in flight, so the server can wait for them when it stops.
-    tracker: TaskTracker,
+    pub(super) tracker: TaskTracker,
+    /// The connection's tasks (docs/MCP.md, "Tasks").
+    pub(super) tasks: Arc<TaskStore>,
+    /// The whole of the answers cut in their results.
+    answers: Arc<LongAnswers>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -63,19 +98,23 @@ impl RelayServer {
         RelayServer {
             config,
             tracker,
+            tasks: Arc::new(TaskStore::new(TASK_LIMITS)),
+            answers: Arc::new(LongAnswers::new(ANSWER_LIMITS)),
             tool_router: Self::tool_router(),
         }
     }
 
     /// Runs one relay: streamed as progress notifications when the client asked for them
-    /// (a progress token), stopped when the client cancels the request or the server stops;
-    /// its result names `backend` (the default when absent).
+    /// (a progress token), and counted in its task's status when it runs as one; stopped when
+    /// the client cancels the request (or the task) or the server stops; its result names
+    /// `backend` (the default when absent).
     async fn run<F, W>(
         &self,
         backend: Option<&str>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
+        extensions: Extensions,
         work: W,
     ) -> CallToolResult
     where
@@ -85,12 +124,13 @@ impl RelayServer {
         let backend = backend.unwrap_or(DEFAULT_BACKEND).to_string();
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
-        let (chunks, source) = match progress {
-            Some(_) => {
+        let task = extensions.get::<TaskLink>().cloned();
+        let (chunks, source) = match (&progress, &task) {
+            (None, None) => (ChunkSink::discard(), None),
+            _ => {
                 let (sink, source) = chunk_channel();
                 (sink, Some(source))
             }
-            None => (ChunkSink::discard(), None),
         };
         let call = CallContext {
             env: self.config.env.clone(),
@@ -103,7 +143,8 @@ impl RelayServer {
         let relay = self
             .tracker
             .track_future(work(self.config.registry.clone(), call));
-        let forward = forward_progress(peer, progress, source);
+        let status = task.map(|task| (self.tasks.clone(), task.id));
+        let forward = forward_progress(peer, progress, status, source);
         // A cancelled request fires the relay's token; the relay is not dropped but left to stop
         // its backend and settle (as aborted), so this only ever ends through the first branch.
         let relay_cancel = async {
@@ -115,62 +156,109 @@ impl RelayServer {
             (result, ()) = async { tokio::join!(relay, forward) } => result,
             () = relay_cancel => Err(RelayFailure::Aborted),
         };
-        tool_result(backend, result)
+        self.tool_result(backend, result)
+    }
+
+    /// Calls a tool now, whatever the client declared.
+    pub(super) async fn call_tool_now(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
+    /// The tool result of a relay: the answer as text and as structured content, or `isError`
+    /// with the code in both. An answer past [`INLINE_ANSWER_BYTES`] is cut, and says so and
+    /// where the whole is (docs/MCP.md, "Long answers").
+    fn tool_result(&self, backend: String, result: Result<String, RelayFailure>) -> CallToolResult {
+        let (text, outcome) = match result {
+            Ok(answer) if answer.len() > INLINE_ANSWER_BYTES => {
+                let resource = self.answers.keep(&answer, Instant::now());
+                let start = long_answers::cut(&answer, INLINE_ANSWER_BYTES).to_string();
+                let note = format!(
+                    "\n\n[phone-a-friend: the answer is {} bytes; the first {} are above. The whole answer is the resource {resource}: read it with resources/read (kept {} minutes).]",
+                    answer.len(),
+                    start.len(),
+                    self.answers.limits().ttl.as_secs() / 60,
+                );
+                (
+                    format!("{start}{note}"),
+                    ToolOutcome {
+                        backend,
+                        ok: true,
+                        answer: Some(start),
+                        error: None,
+                        truncated: Some(Truncated {
+                            answer_bytes: answer.len(),
+                            resource,
+                        }),
+                    },
+                )
+            }
+            Ok(answer) => (
+                answer.clone(),
+                ToolOutcome {
+                    backend,
+                    ok: true,
+                    answer: Some(answer),
+                    error: None,
+                    truncated: None,
+                },
+            ),
+            Err(failure) => {
+                let error = tool_error(&failure);
+                (
+                    format!("Error [{}]: {}", error.code, error.message),
+                    ToolOutcome {
+                        backend,
+                        ok: false,
+                        answer: None,
+                        error: Some(error),
+                        truncated: None,
+                    },
+                )
+            }
+        };
+        let mut result = match outcome.ok {
+            true => CallToolResult::success(vec![ContentBlock::text(text)]),
+            false => CallToolResult::error(vec![ContentBlock::text(text)]),
+        };
+        result.structured_content = serde_json::to_value(&outcome).ok();
+        result
     }
 }
 
 /// Sends each chunk of the answer as a progress notification: `progress` counts the bytes so
-/// far, `message` is the chunk's text.
+/// far, `message` is the chunk's text; and, for a task, says the count in its status.
 async fn forward_progress(
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
+    task: Option<(Arc<TaskStore>, String)>,
     source: Option<ChunkSource>,
 ) {
-    let (Some(token), Some(mut source)) = (token, source) else {
+    let Some(mut source) = source else {
         return;
     };
     let mut sent = 0usize;
     while let Some(chunk) = source.next().await {
         sent += chunk.text.len();
+        if let Some((tasks, id)) = &task {
+            tasks.note_progress(
+                id,
+                format!("{sent} bytes of the answer so far"),
+                Instant::now(),
+            );
+        }
+        let Some(token) = &token else {
+            continue;
+        };
         let note =
             ProgressNotificationParam::new(token.clone(), sent as f64).with_message(chunk.text);
         // A client that went away cannot be told; the relay goes on to its end or its cancel.
         let _ = peer.notify_progress(note).await;
     }
-}
-
-/// The tool result of a relay: the answer as text and as structured content, or `isError`
-/// with the code in both.
-fn tool_result(backend: String, result: Result<String, RelayFailure>) -> CallToolResult {
-    let (text, outcome) = match result {
-        Ok(answer) => (
-            answer.clone(),
-            ToolOutcome {
-                backend,
-                ok: true,
-                answer: Some(answer),
-                error: None,
-            },
-        ),
-        Err(failure) => {
-            let error = tool_error(&failure);
-            (
-                format!("Error [{}]: {}", error.code, error.message),
-                ToolOutcome {
-                    backend,
-                    ok: false,
-                    answer: None,
-                    error: Some(error),
-                },
-            )
-        }
-    };
-    let mut result = match outcome.ok {
-        true => CallToolResult::success(vec![ContentBlock::text(text)]),
-        false => CallToolResult::error(vec![ContentBlock::text(text)]),
-    };
-    result.structured_content = serde_json::to_value(&outcome).ok();
-    result
 }
 
 fn tool_error(failure: &RelayFailure) -> ToolError {
@@ -197,11 +285,17 @@ impl RelayServer {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
+        extensions: Extensions,
     ) -> CallToolResult {
         let backend = options.backend.clone();
-        self.run(backend.as_deref(), meta, peer, request, |registry, call| {
-            relay::relay(registry, options, call)
-        })
+        self.run(
+            backend.as_deref(),
+            meta,
+            peer,
+            request,
+            extensions,
+            |registry, call| relay::relay(registry, options, call),
+        )
         .await
     }
 
@@ -217,11 +311,17 @@ impl RelayServer {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
+        extensions: Extensions,
     ) -> CallToolResult {
         let backend = options.backend.clone();
-        self.run(backend.as_deref(), meta, peer, request, |registry, call| {
-            relay::review_relay(registry, options, call)
-        })
+        self.run(
+            backend.as_deref(),
+            meta,
+            peer,
+            request,
+            extensions,
+            |registry, call| relay::review_relay(registry, options, call),
+        )
         .await
     }
 
@@ -238,11 +338,87 @@ impl RelayServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RelayServer {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+        // The extension form of tasks (SEP-2663) is declared here; the 2025-11-25 form by the
+        // transport (see task_transport), rmcp having no field for it.
+        ServerInfo::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_tasks()
+                .build(),
+        )
             .with_server_info(Implementation::new("phone-a-friend", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "Phone a friend: ask another coding agent ({}) for a second opinion with `relay`, or a review of a branch with `review`; `backends` says which are installed. repoPath defaults to the server's working directory.",
                 builtin::listed(builtin::BUILTINS, "or")
             ))
+    }
+
+    /// A client that declared the tasks extension (SEP-2663) gets a task for `relay` and
+    /// `review`; the rest are called at once.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if TaskForm::of(&context) == TaskForm::Extension && TASK_TOOLS.contains(&&*request.name) {
+            let task = self.start_task(request, None, context, TaskForm::Extension)?;
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(
+                task_methods::extension_task(&task),
+            )));
+        }
+        self.call_tool_now(request, context).await
+    }
+
+    /// The extension's `tasks/update` delivers answers to a task's requests for input; this
+    /// server's tasks ask for none, so there is nothing to deliver.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match self.tasks.get(&request.task_id, Instant::now()) {
+            Some(_) => Ok(()),
+            None => Err(ErrorData::invalid_params(
+                format!(
+                    "no task {} (unknown, or dropped after its ttl)",
+                    request.task_id
+                ),
+                None,
+            )),
+        }
+    }
+
+    /// The task requests, renamed by the transport (see task_transport).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        self.on_task_request(request, context).await
+    }
+
+    /// The whole of a cut answer (docs/MCP.md, "Long answers").
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match self.answers.read(&request.uri, Instant::now()) {
+            Some(answer) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                answer.to_string(),
+                request.uri,
+            )])
+            .into()),
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {}: answers are kept {} minutes, {} at most",
+                    request.uri,
+                    self.answers.limits().ttl.as_secs() / 60,
+                    self.answers.limits().kept
+                ),
+                None,
+            )),
+        }
     }
 }

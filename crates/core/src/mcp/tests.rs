@@ -40,6 +40,9 @@ impl Backend for Talker {
                 self.cancelled.store(true, Ordering::SeqCst);
                 return Err(BackendFailure::Cancelled);
             }
+            if self.name == "long" {
+                return Ok(format!("{}é", "x".repeat(INLINE_ANSWER_BYTES + 50)));
+            }
             request.chunks.send("Hello, ".into()).await;
             request.chunks.send("world".into()).await;
             Ok(format!(
@@ -69,13 +72,21 @@ struct Client {
     /// The server's answer to `initialize`.
     init: Value,
     started: Arc<tokio::sync::Notify>,
+    /// The host's token (the process going away).
+    host: CancellationToken,
 }
 
 impl Client {
     async fn start() -> Client {
+        Client::start_declaring(json!({})).await
+    }
+
+    /// A client whose `initialize` declares `capabilities`.
+    async fn start_declaring(capabilities: Value) -> Client {
         let cancelled = Arc::new(AtomicBool::new(false));
         let started = Arc::new(tokio::sync::Notify::new());
-        let backends: Vec<Arc<dyn Backend>> = ["talk", "hang"]
+        let host = CancellationToken::new();
+        let backends: Vec<Arc<dyn Backend>> = ["talk", "hang", "long"]
             .iter()
             .map(|name| {
                 Arc::new(Talker {
@@ -91,7 +102,7 @@ impl Client {
             env: crate::env::Env::new(),
             cwd: std::env::temp_dir().to_string_lossy().into_owned(),
             warn: Arc::new(NoWarnings),
-            cancel: CancellationToken::new(),
+            cancel: host.clone(),
         };
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(theirs);
@@ -104,6 +115,7 @@ impl Client {
             cancelled,
             init: Value::Null,
             started,
+            host,
         };
         let init = client
             .request(
@@ -111,7 +123,7 @@ impl Client {
                 "initialize",
                 json!({
                     "protocolVersion": "2025-06-18",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "test", "version": "0" }
                 }),
             )
@@ -398,4 +410,438 @@ async fn a_client_gone_before_initializing_is_a_typed_error_with_the_same_messag
         stdio.to_string(),
         "cannot take stdin and stdout: Bad file descriptor (os error 9)"
     );
+}
+
+/// The 2025-11-25 task requests, as the TypeScript SDK sends them (docs/MCP.md, "Tasks").
+impl Client {
+    async fn call_as_task(&mut self, id: u64, backend: &str, ttl: u64) -> Value {
+        self.call_as_task_noting(id, backend, ttl).await.0
+    }
+
+    async fn call_as_task_noting(
+        &mut self,
+        id: u64,
+        backend: &str,
+        ttl: u64,
+    ) -> (Value, Vec<Value>) {
+        let params = json!({
+            "name": "relay",
+            "arguments": { "prompt": "p", "backend": backend },
+            "task": { "ttl": ttl },
+            "_meta": { "progressToken": format!("t{id}") }
+        });
+        self.request_noting(id, "tools/call", params).await
+    }
+
+    /// Waits (bounded) until `flag` is set.
+    async fn until(&self, what: &str, flag: impl Fn() -> bool) {
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while !flag() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what} in time"));
+    }
+}
+
+#[tokio::test]
+async fn declares_tasks_and_marks_the_relay_tools_task_capable() {
+    let mut client = Client::start().await;
+    assert_eq!(
+        client.init["result"]["capabilities"]["tasks"],
+        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } })
+    );
+    assert!(client.init["result"]["capabilities"]["resources"].is_object());
+    let list = client.request(1, "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let support: Vec<_> = tools
+        .iter()
+        .map(|tool| {
+            (
+                tool["name"].clone(),
+                tool["execution"]["taskSupport"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        support,
+        [
+            (json!("backends"), Value::Null),
+            (json!("relay"), json!("optional")),
+            (json!("review"), json!("optional"))
+        ]
+    );
+    // The rest of each tool is as rmcp made it.
+    assert_eq!(tools[1]["inputSchema"]["required"], json!(["prompt"]));
+    // No schemars integer formats ("uint"), which clients' validators warn about.
+    let output = tools[1]["outputSchema"].to_string();
+    assert!(
+        output.contains("answerBytes") && !output.contains("\"format\""),
+        "{output}"
+    );
+    let refused = client
+        .request(
+            2,
+            "tools/call",
+            json!({ "name": "backends", "arguments": {}, "task": {} }),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+}
+
+#[tokio::test]
+async fn a_task_answers_at_once_and_its_result_comes_from_tasks_result() {
+    let mut client = Client::start().await;
+    let (created, mut notes) = client.call_as_task_noting(1, "talk", 60_000).await;
+    let task = &created["result"]["task"];
+    let id = task["taskId"].as_str().expect("taskId").to_string();
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60_000);
+    assert_eq!(task["pollInterval"], 1000);
+    let (result, more) = client
+        .request_noting(2, "tasks/result", json!({ "taskId": id }))
+        .await;
+    notes.extend(more);
+    let result = &result["result"];
+    assert_eq!(result["isError"], json!(false));
+    assert!(result["structuredContent"]["answer"]
+        .as_str()
+        .is_some_and(|answer| answer.starts_with("Hello, world")));
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    let status = notes
+        .iter()
+        .find(|note| note["method"] == "notifications/tasks/status")
+        .expect("a status note");
+    assert_eq!(status["params"]["taskId"], id);
+    assert_eq!(status["params"]["status"], "completed");
+    // Progress under the call's token.
+    let methods: Vec<_> = notes.iter().map(|note| note["method"].clone()).collect();
+    assert!(
+        methods.contains(&json!("notifications/progress")),
+        "{notes:?}"
+    );
+    assert!(notes
+        .iter()
+        .filter(|note| note["method"] == "notifications/progress")
+        .all(|note| note["params"]["progressToken"] == "t1"));
+    let got = client
+        .request(3, "tasks/get", json!({ "taskId": id }))
+        .await;
+    assert_eq!(got["result"]["status"], "completed");
+    assert_eq!(got["result"]["taskId"], id);
+    let list = client.request(4, "tasks/list", json!({})).await;
+    assert_eq!(list["result"]["tasks"][0]["taskId"], id);
+    let unknown = client
+        .request(5, "tasks/get", json!({ "taskId": "nope" }))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    // A cancel after the end is refused.
+    let late = client
+        .request(6, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(late["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn cancelling_a_task_stops_its_backend() {
+    let mut client = Client::start().await;
+    let created = client.call_as_task(1, "hang", 60_000).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    client.backend_started().await;
+    let working = client
+        .request(2, "tasks/get", json!({ "taskId": id }))
+        .await;
+    assert_eq!(working["result"]["status"], "working");
+    let cancelled = client
+        .request(3, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    let flag = client.cancelled.clone();
+    client
+        .until("the backend's cancellation", || flag.load(Ordering::SeqCst))
+        .await;
+    let result = client
+        .request(4, "tasks/result", json!({ "taskId": id }))
+        .await;
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cancelled")),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn past_the_running_cap_a_task_is_refused_with_a_clear_error() {
+    let mut client = Client::start().await;
+    let mut ids = Vec::new();
+    for n in 0..TASK_LIMITS.running as u64 {
+        let created = client.call_as_task(10 + n, "hang", 60_000).await;
+        ids.push(
+            created["result"]["task"]["taskId"]
+                .as_str()
+                .expect("id")
+                .to_string(),
+        );
+    }
+    let refused = client.call_as_task(20, "hang", 60_000).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("tasks are running, the server's limit"),
+        "{message}"
+    );
+    // Plain calls are not tasks: they still run.
+    let plain = client
+        .request(
+            21,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "talk" } }),
+        )
+        .await;
+    assert_eq!(plain["result"]["isError"], json!(false));
+    client
+        .request(22, "tasks/cancel", json!({ "taskId": ids[0] }))
+        .await;
+    // Once the cancelled one's backend is gone, a slot is free.
+    let mut created = Value::Null;
+    for attempt in 0..100u64 {
+        created = client.call_as_task(30 + attempt, "talk", 60_000).await;
+        if created.get("result").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(created["result"]["task"]["status"], "working", "{created}");
+}
+
+#[tokio::test]
+async fn closing_the_input_stops_every_task_backend() {
+    let mut client = Client::start().await;
+    client.call_as_task(1, "hang", 60_000).await;
+    client.backend_started().await;
+    let Client {
+        mut writer,
+        server,
+        cancelled,
+        lines,
+        ..
+    } = client;
+    writer.shutdown().await.expect("end of input");
+    let served = tokio::time::timeout(Duration::from_secs(2), server)
+        .await
+        .expect("the server stopped")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+    assert!(cancelled.load(Ordering::SeqCst));
+    drop(lines);
+}
+
+#[tokio::test]
+async fn a_long_answer_is_cut_with_a_note_and_read_whole_as_a_resource() {
+    let mut client = Client::start().await;
+    let response = client
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "long" } }),
+        )
+        .await;
+    let result = &response["result"];
+    let whole = INLINE_ANSWER_BYTES + 50 + "é".len();
+    let structured = &result["structuredContent"];
+    assert_eq!(
+        structured["answer"].as_str().map(str::len),
+        Some(INLINE_ANSWER_BYTES)
+    );
+    assert_eq!(structured["truncated"]["answerBytes"], whole);
+    let uri = structured["truncated"]["resource"]
+        .as_str()
+        .expect("uri")
+        .to_string();
+    assert!(uri.starts_with(ANSWER_URI_PREFIX));
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.contains(&format!("the answer is {whole} bytes")),
+        "{}",
+        &text[INLINE_ANSWER_BYTES..]
+    );
+    assert!(text.contains(&uri));
+    let read = client
+        .request(2, "resources/read", json!({ "uri": uri }))
+        .await;
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["text"].as_str().map(str::len), Some(whole));
+    assert!(contents["text"].as_str().is_some_and(|t| t.ends_with('é')));
+    let missing = client
+        .request(
+            3,
+            "resources/read",
+            json!({ "uri": format!("{ANSWER_URI_PREFIX}nope") }),
+        )
+        .await;
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("kept")),
+        "{missing}"
+    );
+}
+
+/// A client of the tasks extension (SEP-2663), which rmcp implements: it declares the extension,
+/// and the server answers `relay` with a task whose result `tasks/get` carries.
+async fn extension_client() -> Client {
+    Client::start_declaring(json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })).await
+}
+
+#[tokio::test]
+async fn a_client_of_the_extension_gets_a_task_and_its_result_from_tasks_get() {
+    let mut client = extension_client().await;
+    assert!(
+        client.init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object()
+    );
+    let created = client
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "talk" } }),
+        )
+        .await;
+    let task = &created["result"];
+    assert_eq!(task["resultType"], "task", "{created}");
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttlMs"], TASK_LIMITS.default_ttl.as_millis() as u64);
+    assert_eq!(task["pollIntervalMs"], 1000);
+    let id = task["taskId"].as_str().expect("taskId").to_string();
+    let mut got = Value::Null;
+    for n in 0..100u64 {
+        got = client
+            .request(10 + n, "tasks/get", json!({ "taskId": id }))
+            .await;
+        if got["result"]["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert!(
+        got["result"]["result"]["structuredContent"]["answer"]
+            .as_str()
+            .is_some_and(|answer| answer.starts_with("Hello, world")),
+        "{got}"
+    );
+    // backends is called at once, as for any client.
+    let backends = client
+        .request(
+            200,
+            "tools/call",
+            json!({ "name": "backends", "arguments": {} }),
+        )
+        .await;
+    assert!(
+        backends["result"]["structuredContent"]["backends"].is_array(),
+        "{backends}"
+    );
+    let update = client
+        .request(
+            201,
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": {} }),
+        )
+        .await;
+    assert!(update.get("result").is_some(), "{update}");
+}
+
+#[tokio::test]
+async fn a_client_of_the_extension_cancels_with_an_acknowledgement_and_the_backend_stops() {
+    let mut client = extension_client().await;
+    let created = client
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "hang" } }),
+        )
+        .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_string();
+    client.backend_started().await;
+    let ack = client
+        .request(2, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(ack["result"], json!({ "resultType": "complete" }), "{ack}");
+    let flag = client.cancelled.clone();
+    client
+        .until("the backend's cancellation", || flag.load(Ordering::SeqCst))
+        .await;
+    let got = client
+        .request(3, "tasks/get", json!({ "taskId": id }))
+        .await;
+    assert_eq!(got["result"]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn tasks_result_waits_for_the_end_and_a_cancel_ends_the_wait() {
+    let mut client = Client::start().await;
+    let created = client.call_as_task(1, "hang", 60_000).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    client.backend_started().await;
+    client
+        .send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": { "taskId": id } }))
+        .await;
+    // Still waiting: the next answer is the list's.
+    let list = client.request(3, "tasks/list", json!({})).await;
+    assert_eq!(list["result"]["tasks"][0]["status"], "working");
+    let (cancelled, notes) = client
+        .request_noting(4, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    let mut waited: Vec<Value> = notes.into_iter().filter(|m| m["id"] == json!(2)).collect();
+    while waited.is_empty() {
+        let message = client.next().await;
+        if message["id"] == json!(2) {
+            waited.push(message);
+        }
+    }
+    assert!(
+        waited[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("was cancelled")),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_host_going_away_stops_the_server_and_every_task_backend() {
+    let mut client = Client::start().await;
+    client.call_as_task(1, "hang", 60_000).await;
+    client.backend_started().await;
+    // The input stays open: only the host's token says to stop.
+    client.host.cancel();
+    let Client {
+        server,
+        cancelled,
+        writer,
+        lines,
+        ..
+    } = client;
+    let served = tokio::time::timeout(Duration::from_secs(2), server)
+        .await
+        .expect("the server stopped")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+    assert!(cancelled.load(Ordering::SeqCst));
+    drop((writer, lines));
 }

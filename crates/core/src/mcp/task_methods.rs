@@ -1,0 +1,329 @@
+//! The task requests (docs/MCP.md, "Tasks"), as [`super::task_transport`] hands them to the
+//! server: a `tools/call` run as a task, answered at once with the task while the tool runs on
+//! (as a plain call would, progress included) under the task's cancellation token; `tasks/get`,
+//! `tasks/result` (waits for the end), `tasks/list` and `tasks/cancel` read the connection's
+//! [`super::task_store::TaskStore`]. Both forms of tasks ([`TaskForm`]) share the store; they
+//! differ in the shapes of the answers and notes only.
+
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomNotification, CustomRequest, CustomResult,
+    DetailedTask, ErrorCode, ErrorData, GetTaskResult, ServerNotification, Task, TaskAckResult,
+    TaskPayload, TaskStatus as WireStatus,
+};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+use serde_json::{json, Value};
+
+use super::server::RelayServer;
+use super::task_store::{TaskOutcome, TaskSnapshot, TaskStatus};
+use super::task_transport::{TASK_METHOD_PREFIX, TASK_TOOLS};
+
+/// The `_meta` key a task's result names its task under.
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// The JSON-RPC code of a task refused because too many run (implementation-defined range).
+pub const TASKS_BUSY: ErrorCode = ErrorCode(-32000);
+
+/// Which task a tool call runs as (in its request context's extensions).
+#[derive(Debug, Clone)]
+pub struct TaskLink {
+    pub id: String,
+}
+
+impl RelayServer {
+    /// A renamed task request (see [`super::task_transport`]).
+    pub(super) async fn on_task_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Value::Null);
+        let task_id = || {
+            params
+                .get("taskId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| ErrorData::invalid_params("taskId (a string) is required", None))
+        };
+        let now = Instant::now();
+        match request.method.strip_prefix(TASK_METHOD_PREFIX) {
+            Some("tools/call") => self.call_tool_as_task(params, context),
+            Some("tasks/get") => {
+                let id = task_id()?;
+                let task = self.tasks.get(&id, now).ok_or_else(|| unknown(&id))?;
+                Ok(CustomResult(match TaskForm::of(&context) {
+                    TaskForm::Specification => task.to_json(),
+                    TaskForm::Extension => {
+                        let outcome = self.tasks.ended(&id, now).and_then(|(_, outcome)| outcome);
+                        extension_json(&GetTaskResult::new(detailed(&task, outcome)))
+                    }
+                }))
+            }
+            Some("tasks/list") => {
+                let tasks: Vec<Value> = self
+                    .tasks
+                    .list(now)
+                    .iter()
+                    .map(TaskSnapshot::to_json)
+                    .collect();
+                Ok(CustomResult(json!({ "tasks": tasks })))
+            }
+            Some("tasks/cancel") => {
+                let id = task_id()?;
+                let task = self
+                    .tasks
+                    .cancel(&id, now)
+                    .map_err(|refused| ErrorData::invalid_params(refused.to_string(), None))?;
+                let form = TaskForm::of(&context);
+                notify_status(&context.peer, &task, None, form).await;
+                Ok(CustomResult(match form {
+                    TaskForm::Specification => task.to_json(),
+                    TaskForm::Extension => extension_json(&TaskAckResult::new()),
+                }))
+            }
+            Some("tasks/result") => self.task_result(&task_id()?, context).await,
+            _ => Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            )),
+        }
+    }
+
+    /// A `tools/call` with `task` (2025-11-25): starts the tool as a task; answers with it.
+    fn call_tool_as_task(
+        &self,
+        params: Value,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let ttl = params
+            .get("task")
+            .and_then(|task| task.get("ttl"))
+            .and_then(Value::as_u64);
+        let call: CallToolRequestParams = serde_json::from_value(params)
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+        if !TASK_TOOLS.contains(&&*call.name) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "the tool {} does not run as a task (its execution.taskSupport is not declared): call it without task",
+                    call.name
+                ),
+                None,
+            ));
+        }
+        let task = self.start_task(call, ttl, context, TaskForm::Specification)?;
+        Ok(CustomResult(json!({ "task": task.to_json() })))
+    }
+
+    /// Starts the tool in the background as a task, run as a plain call would be but under the
+    /// task's token; its end is recorded in the store and told to the client in `form`.
+    pub(super) fn start_task(
+        &self,
+        call: CallToolRequestParams,
+        ttl: Option<u64>,
+        context: RequestContext<RoleServer>,
+        form: TaskForm,
+    ) -> Result<TaskSnapshot, ErrorData> {
+        let (task, cancel) = self
+            .tasks
+            .create(ttl, &self.config.cancel, Instant::now())
+            .map_err(|refused| {
+                ErrorData::new(
+                    TASKS_BUSY,
+                    refused.to_string(),
+                    Some(json!({ "limit": self.tasks.limits().running })),
+                )
+            })?;
+        // The tool's own request context, as a plain call's, but cancelled by the task.
+        let mut tool_context = RequestContext::new(context.id.clone(), context.peer.clone());
+        tool_context.ct = cancel;
+        // rmcp moves a custom request's `_meta` (the progress token) to its context.
+        tool_context.meta = call.meta.clone().unwrap_or_else(|| context.meta.clone());
+        tool_context.extensions.insert(TaskLink {
+            id: task.id.clone(),
+        });
+        let server = self.clone();
+        let id = task.id.clone();
+        let peer = context.peer;
+        self.tracker.spawn(async move {
+            let (outcome, message) = match server.call_tool_now(call, tool_context).await {
+                Ok(CallToolResponse::Complete(result)) => {
+                    let message = result
+                        .structured_content
+                        .as_ref()
+                        .and_then(|outcome| outcome.pointer("/error/code"))
+                        .and_then(Value::as_str)
+                        .map(|code| format!("the tool answered with an error: {code}"));
+                    let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+                    (TaskOutcome::Completed(value), message)
+                }
+                Ok(_) => (
+                    TaskOutcome::Failed(json!({ "code": ErrorCode::INTERNAL_ERROR.0, "message": "the tool asked for input, which a task of this server cannot give" })),
+                    None,
+                ),
+                Err(error) => {
+                    let message = Some(error.message.to_string());
+                    let value = serde_json::to_value(&error).unwrap_or(Value::Null);
+                    (TaskOutcome::Failed(value), message)
+                }
+            };
+            let ended = server.tasks.finish(&id, outcome, message, Instant::now());
+            if let Some(task) = ended.filter(|task| task.status != TaskStatus::Cancelled) {
+                let outcome = server.tasks.ended(&id, Instant::now()).and_then(|(_, outcome)| outcome);
+                notify_status(&peer, &task, outcome, form).await;
+            }
+        });
+        Ok(task)
+    }
+
+    /// Waits for the task to end; answers with its result, as the request would have been.
+    async fn task_result(
+        &self,
+        id: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let mut done = self
+            .tasks
+            .watch(id, Instant::now())
+            .ok_or_else(|| unknown(id))?;
+        tokio::select! {
+            // An error means the task was dropped: said below.
+            _ = done.wait_for(|ended| *ended) => {}
+            () = context.ct.cancelled() => return Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "cancelled", None)),
+            () = self.config.cancel.cancelled() => return Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "the server is stopping", None)),
+        }
+        let (task, outcome) = self
+            .tasks
+            .ended(id, Instant::now())
+            .ok_or_else(|| unknown(id))?;
+        match outcome {
+            Some(TaskOutcome::Completed(mut result)) => {
+                if let Some(result) = result.as_object_mut() {
+                    let meta = result.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert(RELATED_TASK.into(), json!({ "taskId": task.id }));
+                    }
+                }
+                Ok(CustomResult(result))
+            }
+            Some(TaskOutcome::Failed(error)) => {
+                Err(serde_json::from_value(error).unwrap_or_else(|_| {
+                    ErrorData::new(ErrorCode::INTERNAL_ERROR, format!("task {id} failed"), None)
+                }))
+            }
+            None => Err(ErrorData::invalid_params(
+                format!("task {id} was cancelled: it has no result"),
+                None,
+            )),
+        }
+    }
+}
+
+fn unknown(id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("no task {id} (unknown, or dropped after its ttl)"),
+        None,
+    )
+}
+
+/// Which form of tasks a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TaskForm {
+    /// The 2025-11-25 specification's: the client asks per call (`task`), reads the result with
+    /// `tasks/result`.
+    Specification,
+    /// The `io.modelcontextprotocol/tasks` extension's (SEP-2663), which rmcp implements: the
+    /// client declares the extension, the server makes a task of the calls it chooses, and
+    /// `tasks/get` carries the result.
+    Extension,
+}
+
+impl TaskForm {
+    /// The extension's when the client declared it.
+    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
+        match context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+        {
+            true => TaskForm::Extension,
+            false => TaskForm::Specification,
+        }
+    }
+}
+
+/// A task in the extension's form.
+pub(super) fn extension_task(task: &TaskSnapshot) -> Task {
+    let status = match task.status {
+        TaskStatus::Working => WireStatus::Working,
+        TaskStatus::Completed => WireStatus::Completed,
+        TaskStatus::Failed => WireStatus::Failed,
+        TaskStatus::Cancelled => WireStatus::Cancelled,
+    };
+    let json = task.to_json();
+    let at = |key: &str| json[key].as_str().unwrap_or_default().to_string();
+    let mut wire = Task::new(
+        task.id.clone(),
+        status,
+        at("createdAt"),
+        at("lastUpdatedAt"),
+    )
+    .with_ttl_ms(u64::try_from(task.ttl.as_millis()).unwrap_or(u64::MAX))
+    .with_poll_interval_ms(u64::try_from(task.poll_interval.as_millis()).unwrap_or(u64::MAX));
+    if let Some(message) = &task.status_message {
+        wire = wire.with_status_message(message.clone());
+    }
+    wire
+}
+
+/// The extension's `DetailedTask`: the result (or error) inline once it ended.
+fn detailed(task: &TaskSnapshot, outcome: Option<TaskOutcome>) -> DetailedTask {
+    let object = |value: Value| match value {
+        Value::Object(object) => object,
+        _ => serde_json::Map::new(),
+    };
+    let payload = match (task.status, outcome) {
+        (TaskStatus::Working, _) => TaskPayload::Working,
+        (TaskStatus::Cancelled, _) => TaskPayload::Cancelled,
+        (_, Some(TaskOutcome::Completed(result))) => TaskPayload::Completed {
+            result: object(result),
+        },
+        (_, Some(TaskOutcome::Failed(error))) => TaskPayload::Failed {
+            error: object(error),
+        },
+        (_, None) => TaskPayload::Failed {
+            error: object(
+                json!({ "code": ErrorCode::INTERNAL_ERROR.0, "message": "the task's outcome was not kept" }),
+            ),
+        },
+    };
+    DetailedTask::new(extension_task(task), payload)
+}
+
+fn extension_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The status note: `notifications/tasks/status` with the task (2025-11-25, optional there), or
+/// `notifications/tasks` with the detailed task (the extension). A client that does not poll
+/// learns the end this way. A client gone cannot be told.
+async fn notify_status(
+    peer: &rmcp::Peer<RoleServer>,
+    task: &TaskSnapshot,
+    outcome: Option<TaskOutcome>,
+    form: TaskForm,
+) {
+    let note = match form {
+        TaskForm::Specification => {
+            CustomNotification::new("notifications/tasks/status", Some(task.to_json()))
+        }
+        TaskForm::Extension => CustomNotification::new(
+            "notifications/tasks",
+            Some(extension_json(&detailed(task, outcome))),
+        ),
+    };
+    let _ = peer
+        .send_notification(ServerNotification::CustomNotification(note))
+        .await;
+}
