@@ -37,6 +37,13 @@ export declare class NativeCall {
   cancel(): void
 }
 
+export declare class NativeDoctor {
+  /** The report, as the JSON `doctor --json` prints. */
+  report(): Promise<string>
+  /** Stops the checks: their processes are killed and the report says so. */
+  cancel(): void
+}
+
 export declare class RelayScope {
   constructor()
   /**
@@ -441,6 +448,9 @@ export declare function serveMcp(scope: RelayScope, cwd: string): Promise<void>
  * the runtime's road (the wrapper takes a string answer as it is, without this call).
  */
 export declare function settleDirect(backend: string, result: BackendOutcome): string | NativeFailure
+
+/** A doctor for the caller's environment; `model` is the one a relay to ollama would use. */
+export declare function startDoctor(scope: RelayScope, caller: NativeCaller, model?: string | undefined | null): NativeDoctor
 
 /** What a step is. */
 export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'outcomes' | 'failure'

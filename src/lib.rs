@@ -7,6 +7,7 @@
 //! (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
 mod call;
+mod doctor;
 mod dry_run;
 mod failure;
 mod invocation;

@@ -467,6 +467,7 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
     formatDoctor = loaded.formatDoctor
     report = await loaded.doctor({ model: flags.model, signal: life.signal })
   } catch (error) {
+    if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR
   }

@@ -28,7 +28,7 @@ export interface CallOptions {
  * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
  * beside it (`depth`) and is applied natively either way.
  */
-function caller(): NativeCaller {
+export function caller(): NativeCaller {
   return { env: onMainThread() ? undefined : encodeEnv(process.env), depth: currentBackendDepth(), cwd: process.cwd() }
 }
 

@@ -10,6 +10,7 @@ pub mod context;
 pub mod deadline;
 pub mod depth;
 pub mod descriptors;
+pub mod doctor;
 pub mod dry_run;
 pub mod env;
 pub mod envelope;

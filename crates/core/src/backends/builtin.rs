@@ -29,11 +29,20 @@ pub struct Builtin {
     /// The sandbox modes it accepts.
     pub sandboxes: &'static [&'static str],
     /// The version of its CLI the code was checked against (the devDependency the end-to-end
-    /// tests run); `None`: checked against a fake server only.
+    /// tests run); `None`: checked against a fake server only. The range a relay trusts is this
+    /// version's minor series from it up ([`Builtin::verified_range`]): the CLIs change flags
+    /// between minor versions (docs/BACKENDS.md, "Versions").
     pub verified_version: Option<&'static str>,
 }
 
 impl Builtin {
+    /// The versions of its CLI taken as verified: `~<verified_version>`, i.e. from it up to the
+    /// next minor version. `None` for a backend without a verified version (or a table entry
+    /// that is not a version, which a test rules out).
+    pub fn verified_range(&self) -> Option<semver::VersionReq> {
+        semver::VersionReq::parse(&format!("~{}", self.verified_version?)).ok()
+    }
+
     pub fn sandboxes(&self) -> Vec<String> {
         self.sandboxes.iter().map(|mode| mode.to_string()).collect()
     }
@@ -157,6 +166,7 @@ mod tests {
                 Some(package) => {
                     assert_eq!(backend.install, format!("npm install -g {package}"));
                     assert!(backend.verified_version.is_some(), "{}", backend.name);
+                    assert!(backend.verified_range().is_some(), "{}", backend.name);
                 }
                 None => assert!(backend.install.starts_with("https://")),
             }

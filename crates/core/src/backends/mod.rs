@@ -17,6 +17,7 @@ pub mod ollama;
 pub mod ollama_host;
 mod ollama_ndjson;
 pub mod opencode;
+pub mod version;
 
 /// One of each built-in backend, as a fresh registry holds them.
 pub fn builtins() -> Vec<Arc<dyn Backend>> {

@@ -2,7 +2,6 @@
 //! `backends` over the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
-mod doctor;
 mod server;
 pub mod stdio;
 
@@ -21,7 +20,7 @@ use crate::env::Env;
 use crate::registry::Registry;
 use crate::relay::Warn;
 
-pub use doctor::{BackendReport, BackendsReport};
+pub use crate::doctor::{BackendReport, DoctorReport as BackendsReport};
 pub use server::{RelayServer, ToolError, ToolOutcome};
 
 /// Why the server could not serve, or stopped serving, its client.

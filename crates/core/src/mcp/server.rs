@@ -17,10 +17,10 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::doctor::{self, BackendsReport};
 use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
+use crate::doctor::{self, DoctorReport};
 use crate::errors::RelayFailure;
 use crate::limits::DEFAULT_BACKEND;
 use crate::registry::Registry;
@@ -228,10 +228,22 @@ impl RelayServer {
     /// Which backends are ready, and how to get the rest.
     #[tool(
         name = "backends",
-        description = format!("Which backends the relay and review tools can reach: {} when their CLI is installed, {} when its server answers; with install hints for the rest.", builtin::listed(builtin::clis(), "and"), builtin::listed(builtin::servers(), "and"))
+        description = format!("Which backends the relay and review tools can reach, as `phone-a-friend doctor --json` says: {} when their CLI is installed, answers --version and is not signed out (with its version, sign-in state and version drift), {} when its server answers; with install hints for the rest.", builtin::listed(builtin::clis(), "and"), builtin::listed(builtin::servers(), "and"))
     )]
-    async fn backends(&self) -> Json<BackendsReport> {
-        Json(doctor::report(&self.config.env).await)
+    async fn backends(&self, request: CancellationToken) -> Json<DoctorReport> {
+        // Stopped with the server, or when the client cancels the call: the CLIs' checks are
+        // processes, killed then.
+        let cancel = self.config.cancel.child_token();
+        let cwd = std::path::Path::new(&self.config.cwd);
+        let report = doctor::report(&self.config.env, cwd, None, &cancel);
+        tokio::pin!(report);
+        Json(tokio::select! {
+            report = &mut report => report,
+            () = request.cancelled() => {
+                cancel.cancel();
+                report.await
+            }
+        })
     }
 }
 
