@@ -203,7 +203,7 @@ export function gitDiffBase(repoPath: string, base: string, options?: GitHelperO
  * Which built-in backends can answer, as `phone-a-friend doctor --json` and the MCP `backends`
  * tool say: each CLI's version (and whether it is outside the version range this package was
  * verified with), whether it is signed in as far as a cheap offline check tells, and whether the
- * Ollama server answers. At most 15 s; `signal` stops the checks' processes.
+ * Ollama server answers. At most 30 s; `signal` stops the checks' processes.
  */
 export async function doctor(options?: DoctorOptions): Promise<DoctorReport> {
   /* eslint-disable-next-line @typescript-eslint/no-require-imports */
@@ -211,10 +211,8 @@ export async function doctor(options?: DoctorOptions): Promise<DoctorReport> {
   return run(options)
 }
 
-/**
- * Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous.
- * Only whether each is installed (`found` in `doctor()`, the same lookup): `doctor()` says whether it can answer.
- */
+/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous.
+ * Only whether each is installed (`found` in `doctor()`, the same lookup): `doctor()` says whether it can answer. */
 export function checkBackends(): Record<string, boolean> {
   return { ...internals().native.binding.checkBackends() }
 }

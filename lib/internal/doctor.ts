@@ -56,7 +56,7 @@ export interface DoctorOptions {
   signal?: AbortSignal
 }
 
-/** Which built-in backends can answer; at most 15 s (the checks run at once). */
+/** Which built-in backends can answer; at most 30 s (the checks run at once). */
 export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
   const { model, signal } = options
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })

@@ -26,7 +26,8 @@ pub use sign_in::{SignIn, SignInState};
 /// How long the Ollama server has to answer `GET /api/tags`.
 const PROBE: Duration = Duration::from_secs(3);
 /// How long all of the doctor's checks may take together (each CLI's checks run at once).
-pub const DOCTOR_TIMEOUT: Duration = Duration::from_secs(15);
+/// A CLI starting under load (gemini is a large Node bundle) can take seconds.
+pub const DOCTOR_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes kept of what a check's process prints: a version line or a short status.
 const CHECK_OUTPUT: usize = 64 * 1024;
 

@@ -116,9 +116,10 @@ async fn codex(program: &Path, checks: &Checks<'_>) -> SignIn {
     match checks.run(program, &["login", "status"]).await {
         Ok(output) if output.code == Some(0) => {
             let words = output.stdout.text.lines().chain(output.stderr.text.lines());
+            // Its first words (`API key configured - ***`), past its start-up warnings.
             let said = words
                 .map(str::trim)
-                .find(|line| line.starts_with("Logged in"))
+                .find(|line| !line.is_empty() && !line.starts_with("WARNING"))
                 .unwrap_or("stored login");
             SignIn::signed_in(said)
         }
