@@ -306,6 +306,8 @@ export interface NativeFailure {
   message?: string
   /** The backend that reported the error. */
   backend?: string
+  /** What a CLI backend said last (at most 2 KiB). */
+  backendOutput?: string
   /**
    * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
    * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).

@@ -148,9 +148,11 @@ describe('dead servers, timeouts and aborts', () => {
     // codex reconnects to a dead server for ever: only the relay's timeout ends it.
     const vars = await codexEnv({ url: await deadServerUrl() })
     useEnv(vars)
+    // With what codex said last: its reconnect events (docs/ERRORS.md, backendOutput).
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', timeoutSeconds: 3 })).rejects.toMatchObject({
       code: 'ERR_BACKEND_TIMEOUT',
-      message: 'codex exec timed out after 3s',
+      message: expect.stringMatching(/^codex exec timed out after 3s\. Its last words: Reconnecting\.\.\. /),
+      backendOutput: expect.stringMatching(/^Reconnecting\.\.\. /),
     })
     await vi.waitFor(() => expect(processesWithEnv(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
   })

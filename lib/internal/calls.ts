@@ -237,7 +237,8 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       const code = failure.code as RelayErrorCode
       if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
-      return new RelayError(message, code, { backend: failure.backend, cause })
+      const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
+      return new RelayError(message, code, { backend: failure.backend, cause, ...output })
     }
     default:
       return new AbortError(undefined, { cause: record?.signal?.reason })

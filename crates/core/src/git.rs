@@ -100,7 +100,7 @@ impl RunError {
     fn from_process(e: ProcessError) -> RunError {
         match e {
             ProcessError::Spawn(e) => RunError::from_spawn(e),
-            ProcessError::TimedOut => RunError::Stopped(Stop::TimedOut),
+            ProcessError::TimedOut { .. } => RunError::Stopped(Stop::TimedOut),
             ProcessError::Cancelled => RunError::Stopped(Stop::Cancelled),
             // git's pipes or its exit could not be read: a git failure like any other.
             ProcessError::Io(_) | ProcessError::Supervisor(_) => RunError::NotRun,

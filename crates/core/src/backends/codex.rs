@@ -36,13 +36,13 @@ use crate::text::js_trim;
 const EXEC: CliLabel<'static> = CliLabel {
     program: builtin::CODEX.name,
     command: "codex exec",
-    install_hint: builtin::CODEX.install,
+    backend: &builtin::CODEX,
 };
 
 const EXEC_REVIEW: CliLabel<'static> = CliLabel {
     program: builtin::CODEX.name,
     command: "codex exec review",
-    install_hint: builtin::CODEX.install,
+    backend: &builtin::CODEX,
 };
 
 pub struct Codex {
@@ -323,6 +323,19 @@ async fn invoke(
 ) -> BackendResult {
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
+    invoke_found(invocation, program.clone(), stdin, cancel)
+        .await
+        .map_err(|failure| label.explained(failure, &program))
+}
+
+/// [`invoke`], once codex is found at `program`.
+async fn invoke_found(
+    invocation: Invocation<'_>,
+    program: std::path::PathBuf,
+    stdin: StdinSource,
+    cancel: &CancellationToken,
+) -> BackendResult {
+    let label = invocation.label;
     // Its files need descriptors: in a burst of relays, it waits for others to free theirs.
     let until = tokio::time::Instant::now() + invocation.deadline.remaining();
     // Removed on every path when dropped, cancellation included.
@@ -360,9 +373,10 @@ async fn invoke(
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let mut events = CodexEvents::default();
-    let mut output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
-        .await
-        .map_err(|e| label.process_failure(e, invocation.timeout))?;
+    let run = run_with_events(spec, &mut events, invocation.chunks, None, cancel).await;
+    // Stopped: its last error event (`Reconnecting... 2/5 (…)`) says why it did not finish.
+    let mut output = run
+        .map_err(|e| label.process_failure(e, invocation.timeout, events.last_error.as_deref()))?;
     if let (Some(session), Some(id)) = (invocation.session, &events.thread_id) {
         session.reported.set(id.as_str());
     }
@@ -402,7 +416,10 @@ async fn invoke(
         }
         Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
         Err(ReadStopped::Deadline(Stop::TimedOut)) => {
-            return Err(label.process_failure(ProcessError::TimedOut, invocation.timeout))
+            let stopped = ProcessError::TimedOut {
+                stderr: Measured::default(),
+            };
+            return Err(label.process_failure(stopped, invocation.timeout, None));
         }
     };
     let best = [answer, stdout]

@@ -13,6 +13,7 @@ mod cli;
 mod cli_runner;
 pub mod codex;
 pub mod gemini;
+pub mod last_words;
 pub mod ollama;
 pub mod ollama_host;
 mod ollama_ndjson;

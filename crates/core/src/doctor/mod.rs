@@ -165,7 +165,7 @@ fn last_line(output: &ProcessOutput) -> Option<&str> {
 /// Why a check's process gave no answer.
 pub(crate) fn stopped(command: &str, error: &ProcessError) -> String {
     match error {
-        ProcessError::TimedOut => format!(
+        ProcessError::TimedOut { .. } => format!(
             "`{command}` did not answer within {}s",
             DOCTOR_TIMEOUT.as_secs()
         ),

@@ -61,35 +61,18 @@ impl SignIn {
     }
 }
 
-/// What to do to sign each CLI in (also in a failed relay's message, see [`hint_for`]).
-pub const CODEX_HINT: &str = "run `codex login`, or export CODEX_API_KEY=…";
-pub const CLAUDE_HINT: &str = "export ANTHROPIC_API_KEY=…, or run `claude` and sign in with /login";
-pub const OPENCODE_HINT: &str =
-    "run `opencode auth login`, or export a provider's key (e.g. ANTHROPIC_API_KEY=…)";
-pub const GEMINI_HINT: &str = "export GEMINI_API_KEY=… (with \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}} in ~/.gemini/settings.json), or run `gemini` once and sign in with Google";
-
-/// The sign-in hint of the CLI `name`.
-pub fn hint_for(name: &str) -> Option<&'static str> {
-    match name {
-        "codex" => Some(CODEX_HINT),
-        "claude" => Some(CLAUDE_HINT),
-        "opencode" => Some(OPENCODE_HINT),
-        "gemini" => Some(GEMINI_HINT),
-        _ => None,
-    }
-}
-
 /// The sign-in state of `backend`'s CLI at `program`; `None` for a CLI with no check.
 pub(super) async fn check(
     backend: &Builtin,
     program: &Path,
     checks: &Checks<'_>,
 ) -> Option<SignIn> {
+    let hint = backend.sign_in;
     match backend.name {
-        "codex" => Some(codex(program, checks).await),
-        "claude" => Some(claude(program, checks).await),
-        "opencode" => Some(opencode(program, checks).await),
-        "gemini" => Some(gemini(checks.env)),
+        "codex" => Some(codex(program, checks, hint).await),
+        "claude" => Some(claude(program, checks, hint).await),
+        "opencode" => Some(opencode(program, checks, hint).await),
+        "gemini" => Some(gemini(checks.env, hint)),
         _ => None,
     }
 }
@@ -106,7 +89,7 @@ const CODEX_KEY_VARS: [&str; 3] = ["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_ACC
 
 /// `codex login status`: exit 0 when a login is stored, 1 and `Not logged in` when not; it does
 /// not look at the variables, so they are checked first.
-async fn codex(program: &Path, checks: &Checks<'_>) -> SignIn {
+async fn codex(program: &Path, checks: &Checks<'_>, hint: &str) -> SignIn {
     if let Some(var) = CODEX_KEY_VARS
         .iter()
         .find(|var| set(checks.env, var).is_some())
@@ -123,7 +106,7 @@ async fn codex(program: &Path, checks: &Checks<'_>) -> SignIn {
                 .unwrap_or("stored login");
             SignIn::signed_in(said)
         }
-        Ok(output) if output.code == Some(1) => SignIn::not_signed_in(CODEX_HINT),
+        Ok(output) if output.code == Some(1) => SignIn::not_signed_in(hint),
         Ok(output) => SignIn::unknown(format!(
             "`codex login status` exited with {:?}",
             output.code
@@ -142,7 +125,7 @@ struct ClaudeStatus {
 
 /// `claude auth status` prints JSON (`loggedIn`, `authMethod`, `apiKeySource`); an
 /// ANTHROPIC_API_KEY counts, as claude counts it.
-async fn claude(program: &Path, checks: &Checks<'_>) -> SignIn {
+async fn claude(program: &Path, checks: &Checks<'_>, hint: &str) -> SignIn {
     let output = match checks.run(program, &["auth", "status"]).await {
         Ok(output) => output,
         Err(error) => return SignIn::unknown(stopped("claude auth status", &error)),
@@ -155,15 +138,15 @@ async fn claude(program: &Path, checks: &Checks<'_>) -> SignIn {
                 None => method,
             })
         }
-        Ok(_) => SignIn::not_signed_in(CLAUDE_HINT),
+        Ok(_) => SignIn::not_signed_in(hint),
         Err(_) => SignIn::unknown("`claude auth status` did not print its JSON status"),
     }
 }
 
 /// `opencode auth list` lists the stored credentials and the provider variables it sees, and
 /// ends each list with a count (`0 credentials`, `1 environment variable`), among ANSI colour
-/// codes. A provider configured in opencode.json may need neither: then it cannot tell.
-async fn opencode(program: &Path, checks: &Checks<'_>) -> SignIn {
+/// codes. None of either is "unknown", not "not signed in": opencode has free models of its own.
+async fn opencode(program: &Path, checks: &Checks<'_>, hint: &str) -> SignIn {
     let output = match checks.run(program, &["auth", "list"]).await {
         Ok(output) if output.code == Some(0) => output,
         Ok(output) => {
@@ -180,16 +163,13 @@ async fn opencode(program: &Path, checks: &Checks<'_>) -> SignIn {
     match (credentials, variables) {
         (Some(stored), _) if stored > 0 => SignIn::signed_in(format!("{stored} stored credential(s)")),
         (_, Some(vars)) if vars > 0 => SignIn::signed_in(format!("{vars} provider variable(s)")),
-        (Some(_), _) if configured(checks.env, "OPENCODE_CONFIG", "OPENCODE_CONFIG_CONTENT") => {
-            SignIn::unknown("no credentials, but OPENCODE_CONFIG(_CONTENT) may configure a provider that needs none")
-        }
-        (Some(_), _) => SignIn::not_signed_in(OPENCODE_HINT),
+        // Without any, opencode runs its own free models (opencode.ai/zen, verified: a run with
+        // a fresh HOME calls https://opencode.ai/zen/v1/chat/completions), which need no key.
+        (Some(_), _) => SignIn::unknown(format!(
+            "no stored credentials or provider variables: opencode then uses its free models at opencode.ai (online); for others, {hint}"
+        )),
         (None, _) => SignIn::unknown("`opencode auth list` printed no count of credentials"),
     }
-}
-
-fn configured(env: &Env, a: &str, b: &str) -> bool {
-    set(env, a).is_some() || set(env, b).is_some()
 }
 
 /// Drops ANSI escape sequences (`ESC [ … letter`).
@@ -264,7 +244,7 @@ fn read_settings(dir: &Path) -> Option<GeminiSettings> {
 /// GOOGLE_GENAI_USE_VERTEXAI, GEMINI_API_KEY), then needs that type's credentials; run headless
 /// without them it fails (docs/BACKENDS.md, "gemini"). Workspace settings (`<repo>/.gemini`) are
 /// not read.
-fn gemini(env: &Env) -> SignIn {
+fn gemini(env: &Env, hint: &str) -> SignIn {
     let dir = gemini_dir(env);
     let settings_path = dir.as_ref().map(|dir| dir.join("settings.json"));
     let settings = match (&dir, &settings_path) {
@@ -293,7 +273,7 @@ fn gemini(env: &Env) -> SignIn {
         }
     });
     match selected.as_deref() {
-        None => SignIn::not_signed_in(GEMINI_HINT),
+        None => SignIn::not_signed_in(hint),
         Some("gemini-api-key") => match set(env, "GEMINI_API_KEY") {
             Some(_) => SignIn::signed_in("gemini-api-key (GEMINI_API_KEY)"),
             None => SignIn::not_signed_in(
@@ -338,6 +318,10 @@ mod tests {
             .collect()
     }
 
+    fn gemini_test(env: &Env) -> SignIn {
+        gemini(env, crate::backends::builtin::GEMINI.sign_in)
+    }
+
     #[test]
     fn reads_opencode_counts_among_ansi_codes() {
         let text = strip_ansi("\u{1b}[0m\n┌  Credentials \u{1b}[90m~/.local/share/opencode/auth.json\n│\n└  0 credentials\n\n┌  Environment\n│\n●  OpenAI \u{1b}[90mOPENAI_API_KEY\n│\n└  1 environment variable\n");
@@ -350,10 +334,10 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_str = home.path().to_string_lossy().to_string();
         assert_eq!(
-            gemini(&env(&[("HOME", &home_str)])).state,
+            gemini_test(&env(&[("HOME", &home_str)])).state,
             SignInState::NotSignedIn
         );
-        let keyed = gemini(&env(&[("HOME", &home_str), ("GEMINI_API_KEY", "k")]));
+        let keyed = gemini_test(&env(&[("HOME", &home_str), ("GEMINI_API_KEY", "k")]));
         assert_eq!(keyed.state, SignInState::SignedIn);
         let dir = home.path().join(".gemini");
         std::fs::create_dir(&dir).unwrap();
@@ -362,11 +346,11 @@ mod tests {
             r#"{"security":{"auth":{"selectedType":"oauth-personal"}}}"#,
         )
         .unwrap();
-        let oauth = gemini(&env(&[("HOME", &home_str), ("GEMINI_API_KEY", "k")]));
+        let oauth = gemini_test(&env(&[("HOME", &home_str), ("GEMINI_API_KEY", "k")]));
         assert_eq!(oauth.state, SignInState::NotSignedIn);
         std::fs::write(dir.join("oauth_creds.json"), "{}").unwrap();
         assert_eq!(
-            gemini(&env(&[("HOME", &home_str)])).state,
+            gemini_test(&env(&[("HOME", &home_str)])).state,
             SignInState::SignedIn
         );
     }

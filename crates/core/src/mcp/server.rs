@@ -48,6 +48,9 @@ pub struct ToolError {
     /// `ERR_PROMPT_REQUIRED`, `ERR_BACKEND_TIMEOUT`... (the library's codes).
     pub code: String,
     pub message: String,
+    /// What a CLI backend said last, at most 2 KiB (the library's `backendOutput`).
+    #[serde(rename = "backendOutput", skip_serializing_if = "Option::is_none")]
+    pub backend_output: Option<String>,
 }
 
 #[derive(Clone)]
@@ -180,7 +183,15 @@ fn tool_error(failure: &RelayFailure) -> ToolError {
         // Only a JS backend throws, and the server runs none.
         RelayFailure::Thrown(thrown) => ("ERR_BACKEND_FAILED".into(), thrown.message.clone()),
     };
-    ToolError { code, message }
+    let backend_output = match failure {
+        RelayFailure::Relay(err) => err.backend_output().map(String::from),
+        _ => None,
+    };
+    ToolError {
+        code,
+        message,
+        backend_output,
+    }
 }
 
 #[tool_router]

@@ -100,8 +100,10 @@ pub enum ProcessError {
     /// the working directory does not exist.
     #[error("failed to start the process: {0}")]
     Spawn(#[source] io::Error),
+    /// Past its timeout; `stderr`: what it had written there by then (a CLI's last words often
+    /// say why it did not finish: a retry, a lost connection).
     #[error("the process timed out")]
-    TimedOut,
+    TimedOut { stderr: Measured },
     #[error("the process was cancelled")]
     Cancelled,
     #[error("I/O with the process failed: {0}")]
@@ -275,7 +277,9 @@ pub(crate) async fn run_child<S: Sink>(
     }
     if Instant::now() >= until {
         // The call's deadline passed before the program could start: start nothing.
-        return Err(ProcessError::TimedOut);
+        return Err(ProcessError::TimedOut {
+            stderr: Measured::default(),
+        });
     }
     let Launch {
         program,
@@ -331,9 +335,13 @@ pub(crate) async fn run_child<S: Sink>(
             .map(|_| ())
         };
         let timeout = until.saturating_duration_since(Instant::now());
-        supervise(&mut child, io, timeout, cancel, &consumer).await?
+        supervise(&mut child, io, timeout, cancel, &consumer).await
     };
     let stderr = stderr.finish();
+    let status = match status {
+        Err(ProcessError::TimedOut { .. }) => return Err(ProcessError::TimedOut { stderr }),
+        other => other?,
+    };
     if let Some(error) = child.spawn_failure(status, &stderr.text) {
         return Err(ProcessError::Spawn(error));
     }
@@ -373,7 +381,10 @@ async fn supervise(
             // Once the backend has exited its status is the answer, whatever the clock says.
             () = &mut timer, if status.is_none() => {
                 child.stop().await;
-                return Err(ProcessError::TimedOut);
+                // Filled in by `run_child`, which holds stderr's text once `io` is dropped.
+                return Err(ProcessError::TimedOut {
+                    stderr: Measured::default(),
+                });
             }
             exited = child.wait(), if status.is_none() && child.may_wait(io_done) => match exited {
                 Ok(exit) => {

@@ -266,9 +266,26 @@ async fn times_out_a_sleeping_child() {
     let started = StdInstant::now();
     let result = run(spec).await;
     let elapsed = started.elapsed();
-    assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+    assert!(
+        matches!(result, Err(ProcessError::TimedOut { .. })),
+        "{result:?}"
+    );
     assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_timeout_hands_back_what_stderr_said() {
+    let fx = Fixture::new();
+    let script = "echo 'Reconnecting... 1/5' >&2; echo 'Reconnecting... 2/5' >&2; sleep 30";
+    let mut spec = fx.spec(fx.script("retrying", script));
+    spec.timeout = Duration::from_millis(500);
+    match run(spec).await {
+        Err(ProcessError::TimedOut { stderr }) => {
+            assert_eq!(stderr.text, "Reconnecting... 1/5\nReconnecting... 2/5")
+        }
+        other => panic!("expected a time-out, got {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -281,7 +298,10 @@ async fn timeout_kills_grandchildren() {
     let pids = read_pids(&pid_file).await;
     let dead = dies_within(pids[1], Duration::from_secs(1)).await;
     cleanup(&pids);
-    assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+    assert!(
+        matches!(result, Err(ProcessError::TimedOut { .. })),
+        "{result:?}"
+    );
     assert!(dead, "grandchild {} survived the timeout", pids[1]);
 }
 
@@ -340,7 +360,10 @@ async fn sigkill_follows_an_ignored_sigterm_after_the_grace() {
     let leader_dead = !is_alive(pids[0]);
     let grandchild_dead = dies_within(pids[1], Duration::from_secs(1)).await;
     cleanup(&pids);
-    assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+    assert!(
+        matches!(result, Err(ProcessError::TimedOut { .. })),
+        "{result:?}"
+    );
     assert!(
         elapsed >= Duration::from_millis(200) + TERM_GRACE,
         "{elapsed:?}"
@@ -420,10 +443,12 @@ async fn a_descendant_in_a_new_session_dies_on_timeout_and_on_cancel() {
         let dead = dies_within(pids[0], Duration::from_secs(1)).await;
         cleanup(&pids);
         let expected = if cancelled { "Cancelled" } else { "TimedOut" };
-        assert_eq!(
-            format!("{:?}", result.map(|_| ())),
-            format!("Err({expected})")
-        );
+        let stopped = match &result {
+            Err(ProcessError::Cancelled) => "Cancelled",
+            Err(ProcessError::TimedOut { .. }) => "TimedOut",
+            _ => "neither",
+        };
+        assert_eq!(stopped, expected, "{:?}", result.map(|_| ()));
         assert!(dead, "the setsid descendant {} survived", pids[0]);
     }
 }
@@ -707,10 +732,12 @@ async fn a_full_consumer_does_not_hold_off_a_timeout_or_a_cancel() {
         })
         .await;
         let expected = if cancelled { "Cancelled" } else { "TimedOut" };
-        assert_eq!(
-            format!("{:?}", result.map(|_| ())),
-            format!("Err({expected})")
-        );
+        let stopped = match &result {
+            Err(ProcessError::Cancelled) => "Cancelled",
+            Err(ProcessError::TimedOut { .. }) => "TimedOut",
+            _ => "neither",
+        };
+        assert_eq!(stopped, expected, "{:?}", result.map(|_| ()));
         // The consumer holds its full channel for 3 s; the run does not wait for it.
         assert!(took < Duration::from_millis(1500), "{took:?}");
     }

@@ -157,7 +157,10 @@ async fn a_timeout_kills_the_grandchild() {
     spec.timeout = Duration::from_secs(8);
     let started = StdInstant::now();
     let result = run(spec).await;
-    assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+    assert!(
+        matches!(result, Err(ProcessError::TimedOut { .. })),
+        "{result:?}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(12),
         "{:?}",
@@ -245,7 +248,10 @@ async fn remove_on_stop_folders_are_removed_when_the_run_is_stopped() {
     spec.timeout = Duration::from_secs(2);
     spec.remove_on_stop = vec![folder.clone()];
     let result = run(spec).await;
-    assert!(matches!(result, Err(ProcessError::TimedOut)), "{result:?}");
+    assert!(
+        matches!(result, Err(ProcessError::TimedOut { .. })),
+        "{result:?}"
+    );
     assert!(!folder.exists(), "the folder outlived the stop");
 }
 
