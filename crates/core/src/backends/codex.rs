@@ -395,9 +395,11 @@ async fn invoke_found(
             .turn_failed
             .as_deref()
             .or(events.last_error.as_deref());
+        // Its failure events first: stderr holds its log and start-up warnings (`WARNING:
+        // proceeding, even though we could not create PATH aliases…`), seen to hide the reason.
         let words = [
-            output.stderr.text.as_str(),
             failure.unwrap_or_default(),
+            output.stderr.text.as_str(),
             stdout.text.as_str(),
         ];
         return Err(label.exit_failure(&output, &words));

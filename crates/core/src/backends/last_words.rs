@@ -8,7 +8,8 @@ pub const LAST_WORDS_BYTES: usize = 2 * 1024;
 /// The end of `text`, trimmed, at most [`LAST_WORDS_BYTES`] bytes (cut at a character
 /// boundary, `…` first when cut); `None` when there are no words.
 pub fn tail(text: &str) -> Option<String> {
-    let text = text.trim();
+    let words = without_stack_frames(text);
+    let text = words.trim();
     if text.is_empty() {
         return None;
     }
@@ -20,6 +21,21 @@ pub fn tail(text: &str) -> Option<String> {
         start += 1;
     }
     Some(format!("…{}", text[start..].trim_start()))
+}
+
+/// `text` without the stack frames a Node CLI prints under an error (gemini: `    at async
+/// GeminiChat.streamWithRetries (file:///…/chunk.js:332079:29)`): they fill the tail and say
+/// nothing of why.
+fn without_stack_frames(text: &str) -> String {
+    let frame = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with("at ")
+            && (line.ends_with(')') || line.contains("file://") || line.contains("node:"))
+    };
+    text.lines()
+        .filter(|line| !frame(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What the four CLIs say when they have no credentials (seen with a fresh HOME, docs/BACKENDS.md,
@@ -59,6 +75,15 @@ mod tests {
         let cut = tail(&long).unwrap_or_default();
         assert!(cut.len() <= LAST_WORDS_BYTES, "{}", cut.len());
         assert!(cut.starts_with('…') && cut.ends_with("the end"));
+    }
+
+    #[test]
+    fn leaves_out_node_stack_frames() {
+        let said = "Retrying with backoff... Error: fetch failed\n    at file:///x/chunk.js:1:2\n    at async Turn.run (file:///x/chunk.js:3:4)\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)";
+        assert_eq!(
+            tail(said).as_deref(),
+            Some("Retrying with backoff... Error: fetch failed")
+        );
     }
 
     #[test]
