@@ -11,6 +11,7 @@ import { _resetRegistry, relay, RelayError } from '@phone-a-friend/relay'
 import { codexEnv } from './support/fake-model-server.js'
 import { restoreEnv, useEnv } from './support/e2e.js'
 import { TempRepo, tempDir } from './support/git-repo.js'
+import { runCli } from './support/run-cli.js'
 
 const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
 /** Every variable a CLI takes credentials from: none of the runner's reaches a test. */
@@ -103,6 +104,9 @@ describe('a CLI that is not signed in says what to do', () => {
     const error = await failure({ prompt: 'p', repoPath: repo.path, backend: 'claude', timeoutSeconds: 60 })
     expect(error.message).toBe('Not logged in · Please run /login. claude is not signed in: export ANTHROPIC_API_KEY=…, or run `claude` and sign in with /login')
     expect(error.backendOutput).toBe('Not logged in · Please run /login')
+    // The CLI's --json carries it too.
+    const cli = await runCli(['--prompt', 'p', '--to', 'claude', '--repo', repo.path, '--json'])
+    expect(JSON.parse(cli.stdout)).toEqual({ ok: false, error: { code: 'ERR_BACKEND_FAILED', message: error.message, backendOutput: error.backendOutput } })
   }, 90_000)
 })
 
