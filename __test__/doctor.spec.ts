@@ -151,6 +151,31 @@ describe('doctor flags drift and stops when asked', () => {
     expect(byName(json, 'codex')).toMatchObject({ found: true, ready: false, problem: '`codex --version` failed: boom: broken install' })
   }, 30_000)
 
+  it('Ctrl-C stops `phone-a-friend doctor`: exit 130, its checks killed', async () => {
+    const mark = `PAF_DOCTOR_CLI_MARK=${process.pid}-${Date.now()}`
+    const dir = tempDir('paf-doctor-bin-')
+    writeFileSync(join(dir, 'claude'), '#!/bin/sh\nexec sleep 60\n')
+    chmodSync(join(dir, 'claude'), 0o755)
+    const [key, value] = mark.split('=')
+    const env = await cleanEnv({ [key]: value }, `${dir}:/usr/bin:/bin`)
+    const result = await runCli(['doctor'], {
+      env,
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          // Both checks of the hanging claude (`--version`, `auth status`) have started.
+          if (processesWithEnv(mark).filter((pid) => pid !== child.pid).length >= 2) {
+            clearInterval(poll)
+            child.kill('SIGINT')
+          }
+        }, 50)
+        child.on('close', () => clearInterval(poll))
+      },
+    })
+    expect(result.code).toBe(130)
+    for (let i = 0; i < 60 && processesWithEnv(mark).length > 0; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(processesWithEnv(mark)).toEqual([])
+  }, 30_000)
+
   it('an aborted doctor() rejects at once and kills the checks it started', async () => {
     const mark = `PAF_DOCTOR_MARK=${process.pid}-${Date.now()}`
     const dir = tempDir('paf-doctor-bin-')
