@@ -37,6 +37,13 @@ export declare class NativeCall {
   cancel(): void
 }
 
+export declare class NativeDoctor {
+  /** The report, as the JSON `doctor --json` prints. */
+  report(): Promise<string>
+  /** Stops the checks: their processes are killed and the report says so. */
+  cancel(): void
+}
+
 export declare class RelayScope {
   constructor()
   /**
@@ -299,6 +306,8 @@ export interface NativeFailure {
   message?: string
   /** The backend that reported the error. */
   backend?: string
+  /** What a CLI backend said last (at most 2 KiB). */
+  backendOutput?: string
   /**
    * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
    * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
@@ -441,6 +450,9 @@ export declare function serveMcp(scope: RelayScope, cwd: string): Promise<void>
  * the runtime's road (the wrapper takes a string answer as it is, without this call).
  */
 export declare function settleDirect(backend: string, result: BackendOutcome): string | NativeFailure
+
+/** A doctor for the caller's environment; `model` is the one a relay to ollama would use. */
+export declare function startDoctor(scope: RelayScope, caller: NativeCaller, model?: string | undefined | null): NativeDoctor
 
 /** What a step is. */
 export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'outcomes' | 'failure'

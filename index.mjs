@@ -29,6 +29,7 @@ export const {
   detectDefaultBranch,
   gitDiffBase,
   checkBackends,
+  doctor,
   _resetRegistry,
 } = api
 export default api

@@ -505,7 +505,9 @@ describe('doctor and Ollama', () => {
 
   const doctor = (args: string[], extra: Record<string, string>): Promise<CliResult> => {
     const { OLLAMA_MODEL: _model, ...rest } = env(extra)
-    return runCli(['doctor', ...args], { env: { ...rest, ...extra }, cwd: repo.path })
+    // Signed in by their variables, in a HOME of no settings: ready when found.
+    const keys = { CODEX_API_KEY: 'k', GEMINI_API_KEY: 'k', HOME: mkdtempSync(join(log, 'home-')) }
+    return runCli(['doctor', ...args], { env: { ...rest, ...keys, ...extra }, cwd: repo.path })
   }
 
   it('ollama is ready when its server answers, with no ollama binary: one ✓ line, exit 0', async () => {
@@ -538,7 +540,11 @@ describe('doctor and Ollama', () => {
     const fromEnv = await doctor([], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path(['codex', 'gemini']) })
     expect(fromEnv.code).toBe(0)
     expect(fromEnv.stdout).toContain(`✓ ollama   server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n           model llama3\n`)
-    expect(fromEnv.stdout).toContain('✓ codex    9.9.9\n✓ gemini   9.9.9\n')
+    const drift = (name: string, verified: string) =>
+      `           ${name} 9.9.9 is outside the versions this relay was verified with (${verified}, ${verified.replace(/\.\d+$/, '.x')}): its flags may have changed\n`
+    expect(fromEnv.stdout).toContain(
+      `✓ codex    9.9.9, signed in (CODEX_API_KEY)\n${drift('codex', '0.169.0')}✓ gemini   9.9.9, signed in (gemini-api-key (GEMINI_API_KEY))\n${drift('gemini', '0.61.0')}`,
+    )
     const fromFlag = await doctor(['--model', 'mistral'], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path([]) })
     expect(fromFlag.stdout).toContain('           model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
   })
@@ -553,10 +559,19 @@ describe('doctor and Ollama', () => {
     const missing = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path(['codex']) })
     expect(missing.code).toBe(0) // codex is ready
     expect((JSON.parse(missing.stdout) as { backends: unknown[] }).backends).toEqual([
-      { name: 'codex', ready: true, found: true, version: '9.9.9' },
-      { name: 'gemini', ready: false, found: false, install: 'npm install -g @google/gemini-cli' },
-      { name: 'claude', ready: false, found: false, install: 'npm install -g @anthropic-ai/claude-code' },
-      { name: 'opencode', ready: false, found: false, install: 'npm install -g opencode-ai' },
+      {
+        name: 'codex',
+        ready: true,
+        found: true,
+        path: expect.stringMatching(/\/codex$/),
+        version: '9.9.9',
+        verifiedVersion: '0.169.0',
+        drift: 'codex 9.9.9 is outside the versions this relay was verified with (0.169.0, 0.169.x): its flags may have changed',
+        signIn: { state: 'signedIn', how: 'CODEX_API_KEY' },
+      },
+      { name: 'gemini', ready: false, found: false, verifiedVersion: '0.61.0', install: 'npm install -g @google/gemini-cli' },
+      { name: 'claude', ready: false, found: false, verifiedVersion: '2.1.330', install: 'npm install -g @anthropic-ai/claude-code' },
+      { name: 'opencode', ready: false, found: false, verifiedVersion: '1.18.33', install: 'npm install -g opencode-ai' },
       { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: `http://${host}` },
     ])
   })

@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
 import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
 import { envelopeOf, restoreEnv, timedStream, useEnv } from './support/e2e.js'
 import { TempRepo } from './support/git-repo.js'
@@ -148,9 +148,11 @@ describe('dead servers, timeouts and aborts', () => {
     // codex reconnects to a dead server for ever: only the relay's timeout ends it.
     const vars = await codexEnv({ url: await deadServerUrl() })
     useEnv(vars)
+    // With what codex said last: its reconnect events (docs/ERRORS.md, backendOutput).
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', timeoutSeconds: 3 })).rejects.toMatchObject({
       code: 'ERR_BACKEND_TIMEOUT',
-      message: 'codex exec timed out after 3s',
+      message: expect.stringMatching(/^codex exec timed out after 3s\. Its last words: Reconnecting\.\.\. /),
+      backendOutput: expect.stringMatching(/^Reconnecting\.\.\. /),
     })
     await vi.waitFor(() => expect(processesWithEnv(vars.CODEX_HOME)).toEqual([]), { timeout: 3_000 })
   })
@@ -158,10 +160,15 @@ describe('dead servers, timeouts and aborts', () => {
   it('gemini against a dead server times out after 3 s and leaves no process behind', async () => {
     const vars = await geminiEnv({ url: await deadServerUrl() })
     useEnv(vars)
-    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini', timeoutSeconds: 3 })).rejects.toMatchObject({
-      code: 'ERR_BACKEND_TIMEOUT',
-      message: 'gemini timed out after 3s',
-    })
+    // With gemini's retry words when it printed them by then (docs/ERRORS.md, backendOutput),
+    // its stack frames left out.
+    const error = (await relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini', timeoutSeconds: 3 }).catch((e: unknown) => e)) as RelayError
+    expect(error.code).toBe('ERR_BACKEND_TIMEOUT')
+    if (error.backendOutput === undefined) expect(error.message).toBe('gemini timed out after 3s')
+    else {
+      expect(error.message).toBe(`gemini timed out after 3s. Its last words: ${error.backendOutput}`)
+      expect(error.backendOutput).not.toMatch(/^\s+at /m)
+    }
     await vi.waitFor(() => expect(processesWithEnv(vars.GEMINI_CLI_HOME)).toEqual([]), { timeout: 3_000 })
   })
 

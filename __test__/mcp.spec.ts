@@ -65,7 +65,8 @@ describe('phone-a-friend mcp', () => {
   })
 
   it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {
-    await connect('answer')
+    // Signed in by their variables (doctor's sign-in check), so the fakes are ready.
+    await connect('answer', { GEMINI_API_KEY: 'k', CODEX_API_KEY: 'k' })
     const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
     expect(result.isError).toBe(false)
     expect(result.content).toEqual([{ type: 'text', text: 'file answer' }])

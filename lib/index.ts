@@ -50,6 +50,8 @@ export type { RelayAllResult } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
+export type { BackendReport, DoctorOptions, DoctorReport, SignIn } from './internal/doctor.js'
+import type { DoctorOptions, DoctorReport } from './internal/doctor.js'
 import type { Verdict } from './internal/verdict.js'
 import type { DryRun } from './internal/dry-run.js'
 import { invalidArgType } from './internal/errors.js'
@@ -197,7 +199,20 @@ export function gitDiffBase(repoPath: string, base: string, options?: GitHelperO
   return internals().calls.valueOf(internals().native.binding.gitDiffBase(repo, from, timeoutSeconds))
 }
 
-/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous. */
+/**
+ * Which built-in backends can answer, as `phone-a-friend doctor --json` and the MCP `backends`
+ * tool say: each CLI's version (and whether it is outside the version range this package was
+ * verified with), whether it is signed in as far as a cheap offline check tells, and whether the
+ * Ollama server answers. At most 30 s; `signal` stops the checks' processes.
+ */
+export async function doctor(options?: DoctorOptions): Promise<DoctorReport> {
+  /* eslint-disable-next-line @typescript-eslint/no-require-imports */
+  const { doctor: run } = require('./internal/doctor.js') as typeof import('./internal/doctor.js')
+  return run(options)
+}
+
+/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous.
+ * Only whether each is installed (`found` in `doctor()`, the same lookup): `doctor()` says whether it can answer. */
 export function checkBackends(): Record<string, boolean> {
   return { ...internals().native.binding.checkBackends() }
 }

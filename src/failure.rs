@@ -27,6 +27,8 @@ pub struct NativeFailure {
     pub message: Option<String>,
     /// The backend that reported the error.
     pub backend: Option<String>,
+    /// What a CLI backend said last (at most 2 KiB).
+    pub backend_output: Option<String>,
     /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
     /// a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
     pub handle: Option<u32>,
@@ -41,6 +43,7 @@ impl From<&RelayFailure> for NativeFailure {
                 code: None,
                 message: None,
                 backend: None,
+                backend_output: None,
                 handle: Some(thrown.handle),
             },
             RelayFailure::Aborted => NativeFailure {
@@ -48,6 +51,7 @@ impl From<&RelayFailure> for NativeFailure {
                 code: None,
                 message: None,
                 backend: None,
+                backend_output: None,
                 handle: None,
             },
         }
@@ -65,6 +69,7 @@ impl From<&RelayError> for NativeFailure {
             code: Some(err.code().to_string()),
             message: Some(err.to_string()),
             backend: err.backend().map(String::from),
+            backend_output: err.backend_output().map(String::from),
             handle,
         }
     }

@@ -253,6 +253,7 @@ pub fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> Back
             kind: BackendFailureKind::Failed,
             message: message.clone(),
             cause: thrown(false),
+            output: None,
         },
         Some(kind @ ("relay" | "thrown")) => match thrown(kind == "relay") {
             Some(value) => BackendFailure::Thrown(value),

@@ -7,6 +7,7 @@
 //! (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
 mod call;
+mod doctor;
 mod dry_run;
 mod failure;
 mod invocation;
@@ -171,9 +172,18 @@ impl From<NativeReviewOptions> for ReviewOptions {
 /// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
 #[napi]
 pub fn on_process_main_thread() -> bool {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    let thread = unsafe { libc::gettid() };
-    i64::from(thread) == i64::from(std::process::id())
+    #[cfg(not(windows))]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let thread = unsafe { libc::gettid() };
+        i64::from(thread) == i64::from(std::process::id())
+    }
+    // Windows has no cheap test for the main thread: "no" only costs JS passing the
+    // environment in.
+    #[cfg(windows)]
+    {
+        false
+    }
 }
 
 /// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.

@@ -1,6 +1,12 @@
 #!/bin/sh
 # What doctor asks; answered before anything is logged, so a probe never clobbers a relay's record.
-if [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s 1.2.3-fake\n' "$(basename "$0")"; exit 0; fi
+if [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s %s\n' "$(basename "$0")" "${FAKE_VERSION:-1.2.3-fake}"; exit 0; fi
+# The sign-in checks doctor makes (codex, claude, opencode), answered as a signed-in CLI does.
+case "$(basename "$0") $*" in
+  "codex login status") echo 'API key configured - fake'; exit 0 ;;
+  "claude auth status") echo '{"loggedIn":true,"authMethod":"api_key","apiKeySource":"FAKE"}'; exit 0 ;;
+  "opencode auth list") printf 'Credentials\n1 credentials\n'; exit 0 ;;
+esac
 log="$FAKE_LOG"
 : > "$log/args"
 for a in "$@"; do printf '%s\n' "$a" >> "$log/args"; done

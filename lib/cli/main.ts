@@ -263,9 +263,14 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
 }
 
 /** `{ code, message }` of any failure. */
-function codedError(error: unknown): { code: string; message: string } {
-  const { code, message } = error as { code?: unknown; message?: unknown }
-  return { code: typeof code === 'string' ? code : 'ERR_UNEXPECTED', message: typeof message === 'string' ? message : String(error) }
+function codedError(error: unknown): { code: string; message: string; backendOutput?: string } {
+  const { code, message, backendOutput } = error as { code?: unknown; message?: unknown; backendOutput?: unknown }
+  return {
+    code: typeof code === 'string' ? code : 'ERR_UNEXPECTED',
+    message: typeof message === 'string' ? message : String(error),
+    // What a CLI backend said last (docs/ERRORS.md), for scripts reading --json.
+    ...(typeof backendOutput === 'string' ? { backendOutput } : {}),
+  }
 }
 
 /**
@@ -467,6 +472,7 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
     formatDoctor = loaded.formatDoctor
     report = await loaded.doctor({ model: flags.model, signal: life.signal })
   } catch (error) {
+    if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR
   }

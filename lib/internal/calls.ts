@@ -28,7 +28,7 @@ export interface CallOptions {
  * copy) `key=value` entries each ended by NUL. The depth of a JS backend making the call goes
  * beside it (`depth`) and is applied natively either way.
  */
-function caller(): NativeCaller {
+export function caller(): NativeCaller {
   return { env: onMainThread() ? undefined : encodeEnv(process.env), depth: currentBackendDepth(), cwd: process.cwd() }
 }
 
@@ -237,7 +237,8 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       const code = failure.code as RelayErrorCode
       if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
-      return new RelayError(message, code, { backend: failure.backend, cause })
+      const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
+      return new RelayError(message, code, { backend: failure.backend, cause, ...output })
     }
     default:
       return new AbortError(undefined, { cause: record?.signal?.reason })

@@ -25,6 +25,8 @@ export interface RelayErrorOptions {
   backend?: string
   /** The original error (for a JS backend: the `BackendError` it threw). */
   cause?: unknown
+  /** What a CLI backend said last, at most 2 KiB (see `RelayError.backendOutput`). */
+  backendOutput?: string
 }
 
 /** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
@@ -32,11 +34,18 @@ export class RelayError extends Error {
   override readonly name = 'RelayError' as const
   readonly code: RelayErrorCode
   readonly backend?: string
+  /**
+   * The end (at most 2 KiB) of what a CLI backend said last before it failed or was stopped:
+   * its error events (codex's `Reconnecting... 2/5 (…)`), else its stderr. Absent when it said
+   * nothing, and for other backends. The message carries it too.
+   */
+  readonly backendOutput?: string
 
   constructor(message: string, code: RelayErrorCode = 'ERR_BACKEND_FAILED', options: RelayErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined)
     this.code = code
     if (options.backend !== undefined) this.backend = options.backend
+    if (options.backendOutput !== undefined) this.backendOutput = options.backendOutput
   }
 }
 

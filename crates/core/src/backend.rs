@@ -115,6 +115,9 @@ pub enum BackendFailure {
         message: String,
         /// The `BackendError` a JavaScript backend threw, if any.
         cause: Option<ThrownValue>,
+        /// The end of what a CLI said last (at most 2 KiB, `backends::last_words`), when it said
+        /// something.
+        output: Option<String>,
     },
     /// A value a JavaScript backend threw that is not a `BackendError`: passed through unchanged.
     Thrown(ThrownValue),
@@ -128,6 +131,17 @@ impl BackendFailure {
             kind,
             message: message.into(),
             cause: None,
+            output: None,
+        }
+    }
+
+    /// A reported failure that carries the CLI's last `words` (cut to their end).
+    pub fn with_words(kind: BackendFailureKind, message: impl Into<String>, words: &str) -> Self {
+        BackendFailure::Reported {
+            kind,
+            message: message.into(),
+            cause: None,
+            output: crate::backends::last_words::tail(words),
         }
     }
 }

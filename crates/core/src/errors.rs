@@ -113,6 +113,9 @@ pub enum RelayError {
         message: String,
         /// The `BackendError` a JavaScript backend threw, when there is one.
         cause: Option<ThrownValue>,
+        /// The end (at most 2 KiB) of what a CLI backend said last: its error events, else its
+        /// stderr (docs/ERRORS.md, `backendOutput`).
+        output: Option<String>,
     },
     /// A bug in this package (a task that panicked); never expected.
     #[error("Internal error in @phone-a-friend/relay: {0}")]
@@ -147,6 +150,14 @@ impl RelayError {
     pub fn backend(&self) -> Option<&str> {
         match self {
             RelayError::Backend { backend, .. } => Some(backend),
+            _ => None,
+        }
+    }
+
+    /// What a CLI backend said last, for errors it reported with words of its own.
+    pub fn backend_output(&self) -> Option<&str> {
+        match self {
+            RelayError::Backend { output, .. } => output.as_deref(),
             _ => None,
         }
     }
@@ -210,6 +221,7 @@ mod tests {
             backend: "codex".into(),
             message: "Backend output is too large (9 bytes; max 8 bytes)".into(),
             cause: None,
+            output: None,
         };
         assert_eq!(err.code(), "ERR_TOO_LARGE");
         assert_eq!(err.backend(), Some("codex"));

@@ -10,6 +10,7 @@ pub mod context;
 pub mod deadline;
 pub mod depth;
 pub mod descriptors;
+pub mod doctor;
 pub mod dry_run;
 pub mod env;
 pub mod envelope;
@@ -26,6 +27,7 @@ pub mod schema;
 pub mod sessions;
 pub mod stream;
 pub mod subprocess;
+#[cfg(unix)]
 pub mod supervisor;
 #[cfg(test)]
 mod test_http;

@@ -936,11 +936,13 @@ pub fn settle(
             kind,
             message,
             cause,
+            output,
         }) => Err(RelayError::Backend {
             kind,
             backend: name.to_string(),
             message,
             cause,
+            output,
         }
         .into()),
     }

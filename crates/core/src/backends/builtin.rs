@@ -28,12 +28,24 @@ pub struct Builtin {
     pub install: &'static str,
     /// The sandbox modes it accepts.
     pub sandboxes: &'static [&'static str],
+    /// What to do to sign its CLI in, said by `doctor` and by a failed relay whose CLI asked for
+    /// it (docs/BACKENDS.md, "Signing in"); empty for a backend without sign-in.
+    pub sign_in: &'static str,
     /// The version of its CLI the code was checked against (the devDependency the end-to-end
-    /// tests run); `None`: checked against a fake server only.
+    /// tests run); `None`: checked against a fake server only. The range a relay trusts is this
+    /// version's minor series from it up ([`Builtin::verified_range`]): the CLIs change flags
+    /// between minor versions (docs/BACKENDS.md, "Versions").
     pub verified_version: Option<&'static str>,
 }
 
 impl Builtin {
+    /// The versions of its CLI taken as verified: `~<verified_version>`, i.e. from it up to the
+    /// next minor version. `None` for a backend without a verified version (or a table entry
+    /// that is not a version, which a test rules out).
+    pub fn verified_range(&self) -> Option<semver::VersionReq> {
+        semver::VersionReq::parse(&format!("~{}", self.verified_version?)).ok()
+    }
+
     pub fn sandboxes(&self) -> Vec<String> {
         self.sandboxes.iter().map(|mode| mode.to_string()).collect()
     }
@@ -46,6 +58,7 @@ pub const CODEX: Builtin = Builtin {
     npm_package: Some("@openai/codex"),
     install: "npm install -g @openai/codex",
     sandboxes: &SANDBOX_MODES,
+    sign_in: "run `codex login`, or export CODEX_API_KEY=…",
     verified_version: Some("0.169.0"),
 };
 
@@ -56,6 +69,7 @@ pub const GEMINI: Builtin = Builtin {
     npm_package: Some("@google/gemini-cli"),
     install: "npm install -g @google/gemini-cli",
     sandboxes: &SANDBOX_MODES,
+    sign_in: "export GEMINI_API_KEY=… (with \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}} in ~/.gemini/settings.json), or run `gemini` once and sign in with Google",
     verified_version: Some("0.61.0"),
 };
 
@@ -66,6 +80,7 @@ pub const CLAUDE: Builtin = Builtin {
     npm_package: Some("@anthropic-ai/claude-code"),
     install: "npm install -g @anthropic-ai/claude-code",
     sandboxes: &SANDBOX_MODES,
+    sign_in: "export ANTHROPIC_API_KEY=…, or run `claude` and sign in with /login",
     verified_version: Some("2.1.330"),
 };
 
@@ -76,6 +91,7 @@ pub const OPENCODE: Builtin = Builtin {
     npm_package: Some("opencode-ai"),
     install: "npm install -g opencode-ai",
     sandboxes: &SANDBOX_MODES,
+    sign_in: "run `opencode auth login`, or export a provider's key (e.g. ANTHROPIC_API_KEY=…)",
     verified_version: Some("1.18.33"),
 };
 
@@ -86,6 +102,7 @@ pub const OLLAMA: Builtin = Builtin {
     npm_package: None,
     install: "https://ollama.com/download",
     sandboxes: &SANDBOX_MODES,
+    sign_in: "",
     verified_version: None,
 };
 
@@ -157,6 +174,7 @@ mod tests {
                 Some(package) => {
                     assert_eq!(backend.install, format!("npm install -g {package}"));
                     assert!(backend.verified_version.is_some(), "{}", backend.name);
+                    assert!(backend.verified_range().is_some(), "{}", backend.name);
                 }
                 None => assert!(backend.install.starts_with("https://")),
             }

@@ -3,10 +3,12 @@
 //! answer or a failure with the contract's texts.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
+use super::builtin::Builtin;
+use super::{last_words, version};
 use crate::backend::{BackendFailure, BackendResult, CommandPlan, Plan};
 use crate::bounded_text::Measured;
 use crate::deadline::Timeout;
@@ -78,8 +80,8 @@ pub struct CliLabel<'a> {
     pub program: &'a str,
     /// How messages name the command, e.g. `codex exec review`.
     pub command: &'a str,
-    /// How to install it, e.g. `npm install -g @openai/codex`.
-    pub install_hint: &'a str,
+    /// Its row in the built-ins' table: how to install it, sign it in, its verified version.
+    pub backend: &'a Builtin,
 }
 
 impl CliLabel<'_> {
@@ -88,7 +90,7 @@ impl CliLabel<'_> {
             BackendFailureKind::Unavailable,
             format!(
                 "{} CLI not found in PATH. Install it: {}",
-                self.program, self.install_hint
+                self.program, self.backend.install
             ),
         )
     }
@@ -98,13 +100,41 @@ impl CliLabel<'_> {
         find_executable(self.program, env).ok_or_else(|| self.not_found())
     }
 
-    /// A process that did not finish on its own.
-    pub fn process_failure(&self, error: ProcessError, timeout: Timeout) -> BackendFailure {
+    /// A process that did not finish on its own. `last_words`: what its events said last (an
+    /// error, a retry), which a time-out's message carries, else the end of its stderr.
+    pub fn process_failure(
+        &self,
+        error: ProcessError,
+        timeout: Timeout,
+        last_words: Option<&str>,
+    ) -> BackendFailure {
         match error {
-            ProcessError::TimedOut => BackendFailure::reported(
-                BackendFailureKind::Timeout,
-                format!("{} timed out after {}s", self.command, timeout.display()),
-            ),
+            ProcessError::TimedOut { stderr } => {
+                let words = last_words
+                    .filter(|words| !words.trim().is_empty())
+                    .unwrap_or(stderr.text.as_str());
+                let mut message =
+                    format!("{} timed out after {}s", self.command, timeout.display());
+                let failure = BackendFailure::with_words(BackendFailureKind::Timeout, "", words);
+                let BackendFailure::Reported {
+                    kind,
+                    cause,
+                    output,
+                    ..
+                } = failure
+                else {
+                    return failure;
+                };
+                if let Some(said) = &output {
+                    message.push_str(&format!(". Its last words: {said}"));
+                }
+                BackendFailure::Reported {
+                    kind,
+                    message,
+                    cause,
+                    output,
+                }
+            }
             ProcessError::Cancelled => BackendFailure::Cancelled,
             // It was found on the PATH, so "not found" would mislead: most often its `#!`
             // interpreter is missing. The OS's words say what failed.
@@ -129,7 +159,7 @@ impl CliLabel<'_> {
         Plan::Command(CommandPlan {
             name: self.program.into(),
             program: self.locate(&env).ok(),
-            install_hint: self.install_hint.into(),
+            install_hint: self.backend.install.into(),
             args,
             cwd: cwd.into(),
             env,
@@ -159,7 +189,46 @@ impl CliLabel<'_> {
             (None, None, Some(signal)) => format!("{} was killed by signal {signal}", self.command),
             (None, None, None) => format!("{} exited without a status", self.command),
         };
-        BackendFailure::reported(BackendFailureKind::Failed, message)
+        BackendFailure::with_words(
+            BackendFailureKind::Failed,
+            message,
+            detail.unwrap_or_default(),
+        )
+    }
+
+    /// `failure` of the CLI at `program`, with what to do about it: how to sign in when its
+    /// words ask for it, and its version when that is outside the verified range (the flags may
+    /// have changed: docs/BACKENDS.md, "Versions").
+    pub fn explained(&self, failure: BackendFailure, program: &Path) -> BackendFailure {
+        let BackendFailure::Reported {
+            kind,
+            mut message,
+            cause,
+            output,
+        } = failure
+        else {
+            return failure;
+        };
+        if kind != BackendFailureKind::Unavailable {
+            let words = output.as_deref().unwrap_or(&message);
+            if !self.backend.sign_in.is_empty() && last_words::ask_to_sign_in(words) {
+                message = format!(
+                    "{}. {} is not signed in: {}",
+                    message.trim_end_matches('.'),
+                    self.program,
+                    self.backend.sign_in
+                );
+            }
+            if let Some(drift) = version::drift_of_install(self.backend, program) {
+                message = format!("{}. {drift}", message.trim_end_matches('.'));
+            }
+        }
+        BackendFailure::Reported {
+            kind,
+            message,
+            cause,
+            output,
+        }
     }
 }
 

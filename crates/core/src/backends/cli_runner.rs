@@ -112,13 +112,25 @@ fn label<C: Cli>() -> CliLabel<'static> {
     CliLabel {
         program: C::BUILTIN.name,
         command: C::BUILTIN.name,
-        install_hint: C::BUILTIN.install,
+        backend: C::BUILTIN,
     }
 }
 
 async fn run<C: Cli>(request: RunRequest, cancel: CancellationToken) -> BackendResult {
     let label = label::<C>();
     let program = label.locate(&request.env)?;
+    run_found::<C>(request, program.clone(), &cancel)
+        .await
+        .map_err(|failure| label.explained(failure, &program))
+}
+
+/// [`run`], once the CLI is found at `program`.
+async fn run_found<C: Cli>(
+    request: RunRequest,
+    program: std::path::PathBuf,
+    cancel: &CancellationToken,
+) -> BackendResult {
+    let label = label::<C>();
     // One reading serves the child's environment and its timeout alike.
     let remaining = request.deadline.remaining();
     let spec = ProcessSpec {
@@ -132,23 +144,26 @@ async fn run<C: Cli>(request: RunRequest, cancel: CancellationToken) -> BackendR
         remove_on_stop: Vec::new(),
     };
     let mut events = C::Events::default();
-    let mut output = run_with_events(
+    let run = run_with_events(
         spec,
         &mut events,
         &request.chunks,
         C::STDOUT_PIPE_BYTES,
-        &cancel,
+        cancel,
     )
-    .await
-    .map_err(|e| label.process_failure(e, request.timeout))?;
+    .await;
     let ending = events.end();
+    // Stopped: what its events said last (a failure they reported) goes with the time-out.
+    let mut output =
+        run.map_err(|e| label.process_failure(e, request.timeout, ending.failed.as_deref()))?;
     if let (Some(session), Some(id)) = (&request.session, ending.session_id) {
         session.reported.set(id);
     }
     if let Some(message) = ending.failed {
-        return Err(BackendFailure::reported(
+        return Err(BackendFailure::with_words(
             BackendFailureKind::Failed,
-            message,
+            message.clone(),
+            &message,
         ));
     }
     // Moved, not copied: stdout may hold 8 MiB.

@@ -36,13 +36,13 @@ use crate::text::js_trim;
 const EXEC: CliLabel<'static> = CliLabel {
     program: builtin::CODEX.name,
     command: "codex exec",
-    install_hint: builtin::CODEX.install,
+    backend: &builtin::CODEX,
 };
 
 const EXEC_REVIEW: CliLabel<'static> = CliLabel {
     program: builtin::CODEX.name,
     command: "codex exec review",
-    install_hint: builtin::CODEX.install,
+    backend: &builtin::CODEX,
 };
 
 pub struct Codex {
@@ -205,13 +205,20 @@ const SCHEMA_FILE_NAME: &str = "output-schema.json";
 /// A new file only this user can read (0600), in the answer folder.
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?
-        .write_all(text.as_bytes())
+    create_private(path)?.write_all(text.as_bytes())
+}
+
+/// A new file only this user can read: 0600 on Unix; on Windows a file in the user's `%TEMP%`,
+/// which its ACL keeps private to the user (docs/ARCHITECTURE.md §4).
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
 }
 
 /// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty answer
@@ -222,18 +229,16 @@ struct AnswerDir {
 
 impl AnswerDir {
     fn create(env: &Env) -> std::io::Result<AnswerDir> {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        let folder = tempfile::Builder::new()
-            .prefix(ANSWER_DIR_PREFIX)
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(temp_root(env))?
-            .keep();
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(ANSWER_DIR_PREFIX);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        let folder = builder.tempdir_in(temp_root(env))?.keep();
         let answer = AnswerDir { folder };
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(answer.file())?;
+        create_private(&answer.file())?;
         Ok(answer)
     }
 
@@ -256,10 +261,17 @@ impl Drop for AnswerDir {
 }
 
 fn temp_root(env: &Env) -> PathBuf {
-    match env.get("TMPDIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => std::env::temp_dir(),
-    }
+    // The variables the OS's own lookup reads, in its order (Windows: `GetTempPath2W`'s).
+    let names: &[&str] = if cfg!(windows) {
+        &["TMP", "TEMP"]
+    } else {
+        &["TMPDIR"]
+    };
+    names
+        .iter()
+        .filter_map(|name| env.get(*name))
+        .find(|dir| !dir.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
 /// codex's arguments, the answer going to `answer_file` (the schema, if any, being in
@@ -311,6 +323,19 @@ async fn invoke(
 ) -> BackendResult {
     let label = invocation.label;
     let program = label.locate(invocation.env)?;
+    invoke_found(invocation, program.clone(), stdin, cancel)
+        .await
+        .map_err(|failure| label.explained(failure, &program))
+}
+
+/// [`invoke`], once codex is found at `program`.
+async fn invoke_found(
+    invocation: Invocation<'_>,
+    program: std::path::PathBuf,
+    stdin: StdinSource,
+    cancel: &CancellationToken,
+) -> BackendResult {
+    let label = invocation.label;
     // Its files need descriptors: in a burst of relays, it waits for others to free theirs.
     let until = tokio::time::Instant::now() + invocation.deadline.remaining();
     // Removed on every path when dropped, cancellation included.
@@ -348,9 +373,10 @@ async fn invoke(
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let mut events = CodexEvents::default();
-    let mut output = run_with_events(spec, &mut events, invocation.chunks, None, cancel)
-        .await
-        .map_err(|e| label.process_failure(e, invocation.timeout))?;
+    let run = run_with_events(spec, &mut events, invocation.chunks, None, cancel).await;
+    // Stopped: its last error event (`Reconnecting... 2/5 (…)`) says why it did not finish.
+    let mut output = run
+        .map_err(|e| label.process_failure(e, invocation.timeout, events.last_error.as_deref()))?;
     if let (Some(session), Some(id)) = (invocation.session, &events.thread_id) {
         session.reported.set(id.as_str());
     }
@@ -369,9 +395,11 @@ async fn invoke(
             .turn_failed
             .as_deref()
             .or(events.last_error.as_deref());
+        // Its failure events first: stderr holds its log and start-up warnings (`WARNING:
+        // proceeding, even though we could not create PATH aliases…`), seen to hide the reason.
         let words = [
-            output.stderr.text.as_str(),
             failure.unwrap_or_default(),
+            output.stderr.text.as_str(),
             stdout.text.as_str(),
         ];
         return Err(label.exit_failure(&output, &words));
@@ -390,7 +418,10 @@ async fn invoke(
         }
         Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
         Err(ReadStopped::Deadline(Stop::TimedOut)) => {
-            return Err(label.process_failure(ProcessError::TimedOut, invocation.timeout))
+            let stopped = ProcessError::TimedOut {
+                stderr: Measured::default(),
+            };
+            return Err(label.process_failure(stopped, invocation.timeout, None));
         }
     };
     let best = [answer, stdout]

@@ -13,10 +13,12 @@ mod cli;
 mod cli_runner;
 pub mod codex;
 pub mod gemini;
+pub mod last_words;
 pub mod ollama;
 pub mod ollama_host;
 mod ollama_ndjson;
 pub mod opencode;
+pub mod version;
 
 /// One of each built-in backend, as a fresh registry holds them.
 pub fn builtins() -> Vec<Arc<dyn Backend>> {

@@ -483,6 +483,7 @@ mod tests {
                 kind,
                 message,
                 cause: None,
+                ..
             }) => (kind, message),
             other => panic!("expected a reported failure, got {other:?}"),
         }

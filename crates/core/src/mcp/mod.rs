@@ -2,7 +2,6 @@
 //! `backends` over the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
-mod doctor;
 mod long_answers;
 mod server;
 pub mod stdio;
@@ -26,7 +25,7 @@ use crate::env::Env;
 use crate::registry::Registry;
 use crate::relay::Warn;
 
-pub use doctor::{BackendReport, BackendsReport};
+pub use crate::doctor::{BackendReport, DoctorReport as BackendsReport};
 pub use long_answers::{ANSWER_URI_PREFIX, INLINE_ANSWER_BYTES};
 pub use server::{RelayServer, ToolError, ToolOutcome, Truncated};
 pub use task_store::TASK_LIMITS;

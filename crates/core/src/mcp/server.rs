@@ -24,7 +24,6 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::doctor::{self, BackendsReport};
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
 use super::task_methods::{self, TaskForm, TaskLink};
 use super::task_store::{TaskStore, TASK_LIMITS};
@@ -32,6 +31,7 @@ use super::task_transport::TASK_TOOLS;
 use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
+use crate::doctor::{self, DoctorReport};
 use crate::errors::RelayFailure;
 use crate::limits::DEFAULT_BACKEND;
 use crate::registry::Registry;
@@ -73,6 +73,9 @@ pub struct ToolError {
     /// `ERR_PROMPT_REQUIRED`, `ERR_BACKEND_TIMEOUT`... (the library's codes).
     pub code: String,
     pub message: String,
+    /// What a CLI backend said last, at most 2 KiB (the library's `backendOutput`).
+    #[serde(rename = "backendOutput", skip_serializing_if = "Option::is_none")]
+    pub backend_output: Option<String>,
 }
 
 /// A count as an integer without schemars' `format: "uint"`, which clients' validators (the
@@ -268,7 +271,15 @@ fn tool_error(failure: &RelayFailure) -> ToolError {
         // Only a JS backend throws, and the server runs none.
         RelayFailure::Thrown(thrown) => ("ERR_BACKEND_FAILED".into(), thrown.message.clone()),
     };
-    ToolError { code, message }
+    let backend_output = match failure {
+        RelayFailure::Relay(err) => err.backend_output().map(String::from),
+        _ => None,
+    };
+    ToolError {
+        code,
+        message,
+        backend_output,
+    }
 }
 
 #[tool_router]
@@ -328,10 +339,22 @@ impl RelayServer {
     /// Which backends are ready, and how to get the rest.
     #[tool(
         name = "backends",
-        description = format!("Which backends the relay and review tools can reach: {} when their CLI is installed, {} when its server answers; with install hints for the rest.", builtin::listed(builtin::clis(), "and"), builtin::listed(builtin::servers(), "and"))
+        description = format!("Which backends the relay and review tools can reach, as `phone-a-friend doctor --json` says: {} when their CLI is installed, answers --version and is not signed out (with its version, sign-in state and version drift), {} when its server answers; with install hints for the rest.", builtin::listed(builtin::clis(), "and"), builtin::listed(builtin::servers(), "and"))
     )]
-    async fn backends(&self) -> Json<BackendsReport> {
-        Json(doctor::report(&self.config.env).await)
+    async fn backends(&self, request: CancellationToken) -> Json<DoctorReport> {
+        // Stopped with the server, or when the client cancels the call: the CLIs' checks are
+        // processes, killed then.
+        let cancel = self.config.cancel.child_token();
+        let cwd = std::path::Path::new(&self.config.cwd);
+        let report = doctor::report(&self.config.env, cwd, None, &cancel);
+        tokio::pin!(report);
+        Json(tokio::select! {
+            report = &mut report => report,
+            () = request.cancelled() => {
+                cancel.cancel();
+                report.await
+            }
+        })
     }
 }
 
