@@ -204,7 +204,7 @@ describe('published to a registry and installed as the README says', () => {
   it('npx phone-a-friend doctor exits 0 with a backend ready, 1 with none', async () => {
     const ready = await run('npx', ['phone-a-friend', 'doctor'], installed, { PATH: `${bin}${delimiter}${env.PATH}` })
     expect(ready).toMatchObject({ code: 0, stderr: '' })
-    expect(ready.stdout).toMatch(/^✓ codex +codex 1\.2\.3-fake$/m)
+    expect(ready.stdout).toMatch(/^✓ codex +1\.2\.3-fake, signed in /m)
     const none = await run('npx', ['phone-a-friend', 'doctor'], installed)
     expect(none.code).toBe(1)
     expect(none.stdout).toMatch(/^✗ codex /m)

@@ -5,6 +5,7 @@
 mod long_answers;
 mod server;
 pub mod stdio;
+mod task_form;
 mod task_methods;
 mod task_store;
 mod task_transport;

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
-use super::task_methods::{self, TaskForm, TaskLink};
+use super::task_form::{extension_task, TaskForm, TaskLink};
 use super::task_store::{TaskStore, TASK_LIMITS};
 use super::task_transport::TASK_TOOLS;
 use super::ServerConfig;
@@ -387,7 +387,7 @@ impl ServerHandler for RelayServer {
         if TaskForm::of(&context) == TaskForm::Extension && TASK_TOOLS.contains(&&*request.name) {
             let task = self.start_task(request, None, context, TaskForm::Extension)?;
             return Ok(CallToolResponse::Task(CreateTaskResult::new(
-                task_methods::extension_task(&task),
+                extension_task(&task),
             )));
         }
         self.call_tool_now(request, context).await

@@ -9,14 +9,15 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomNotification, CustomRequest, CustomResult,
-    DetailedTask, ErrorCode, ErrorData, GetTaskResult, ServerNotification, Task, TaskAckResult,
-    TaskPayload, TaskStatus as WireStatus,
+    DetailedTask, ErrorCode, ErrorData, GetTaskResult, ServerNotification, TaskAckResult,
+    TaskPayload,
 };
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
 
 use super::server::RelayServer;
+use super::task_form::{extension_task, TaskForm, TaskLink};
 use super::task_store::{TaskOutcome, TaskSnapshot, TaskStatus};
 use super::task_transport::{TASK_METHOD_PREFIX, TASK_TOOLS};
 
@@ -24,12 +25,6 @@ use super::task_transport::{TASK_METHOD_PREFIX, TASK_TOOLS};
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// The JSON-RPC code of a task refused because too many run (implementation-defined range).
 pub const TASKS_BUSY: ErrorCode = ErrorCode(-32000);
-
-/// Which task a tool call runs as (in its request context's extensions).
-#[derive(Debug, Clone)]
-pub struct TaskLink {
-    pub id: String,
-}
 
 impl RelayServer {
     /// A renamed task request (see [`super::task_transport`]).
@@ -226,55 +221,6 @@ fn unknown(id: &str) -> ErrorData {
         format!("no task {id} (unknown, or dropped after its ttl)"),
         None,
     )
-}
-
-/// Which form of tasks a client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TaskForm {
-    /// The 2025-11-25 specification's: the client asks per call (`task`), reads the result with
-    /// `tasks/result`.
-    Specification,
-    /// The `io.modelcontextprotocol/tasks` extension's (SEP-2663), which rmcp implements: the
-    /// client declares the extension, the server makes a task of the calls it chooses, and
-    /// `tasks/get` carries the result.
-    Extension,
-}
-
-impl TaskForm {
-    /// The extension's when the client declared it.
-    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
-        match context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks())
-        {
-            true => TaskForm::Extension,
-            false => TaskForm::Specification,
-        }
-    }
-}
-
-/// A task in the extension's form.
-pub(super) fn extension_task(task: &TaskSnapshot) -> Task {
-    let status = match task.status {
-        TaskStatus::Working => WireStatus::Working,
-        TaskStatus::Completed => WireStatus::Completed,
-        TaskStatus::Failed => WireStatus::Failed,
-        TaskStatus::Cancelled => WireStatus::Cancelled,
-    };
-    let json = task.to_json();
-    let at = |key: &str| json[key].as_str().unwrap_or_default().to_string();
-    let mut wire = Task::new(
-        task.id.clone(),
-        status,
-        at("createdAt"),
-        at("lastUpdatedAt"),
-    )
-    .with_ttl_ms(u64::try_from(task.ttl.as_millis()).unwrap_or(u64::MAX))
-    .with_poll_interval_ms(u64::try_from(task.poll_interval.as_millis()).unwrap_or(u64::MAX));
-    if let Some(message) = &task.status_message {
-        wire = wire.with_status_message(message.clone());
-    }
-    wire
 }
 
 /// The extension's `DetailedTask`: the result (or error) inline once it ended.
