@@ -93,13 +93,15 @@ pub async fn report(env: &Env) -> BackendsReport {
 
 /// Ollama: ready when its server answers, found or not.
 async fn server(backend: &Builtin, env: &Env) -> BackendReport {
-    let host = ollama_host::base_url(env.get("OLLAMA_HOST").map(String::as_str));
+    let host = ollama_host::base_url(crate::env::var(env, "OLLAMA_HOST"));
     let probed = probe_ollama(&host).await;
     let mut report = cli(backend, env);
     report.ready = probed.is_some();
     report.install = (!report.ready).then(|| backend.install.into());
     report.models = probed.flatten();
-    report.model = env.get("OLLAMA_MODEL").filter(|m| !m.is_empty()).cloned();
+    report.model = crate::env::var(env, "OLLAMA_MODEL")
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned);
     report.host = Some(host);
     report
 }
