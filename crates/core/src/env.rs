@@ -5,6 +5,24 @@ use std::collections::BTreeMap;
 /// A child process's whole environment.
 pub type Env = BTreeMap<String, String>;
 
+/// The value of `name` in `env`. On Windows, where names are case-insensitive (Node's
+/// `process.env` lists `Path`, not `PATH`), a name differing only in case is found too.
+pub fn var<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
+    if let Some(value) = env.get(name) {
+        return Some(value);
+    }
+    if cfg!(windows) {
+        return var_ignoring_case(env, name);
+    }
+    None
+}
+
+fn var_ignoring_case<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
+    env.iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
+}
+
 /// This process's environment as JS sees it: a name that is not UTF-8 is left out, a value that
 /// is not UTF-8 is replaced, as Node decodes them. Read on the JS thread, where Node writes it.
 pub fn process_vars() -> impl Iterator<Item = (String, String)> {
@@ -76,6 +94,19 @@ mod tests {
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect();
         assert_eq!(decoded, env);
+    }
+
+    #[test]
+    fn a_name_is_found_exactly_or_on_windows_in_any_case() {
+        let env = Env::from([
+            ("Path".to_string(), r"C:\bin".to_string()),
+            ("TMP".to_string(), "t".to_string()),
+        ]);
+        assert_eq!(var(&env, "TMP"), Some("t"));
+        assert_eq!(var(&env, "Path"), Some(r"C:\bin"));
+        assert_eq!(var_ignoring_case(&env, "PATH"), Some(r"C:\bin"));
+        assert_eq!(var(&env, "PATH"), cfg!(windows).then_some(r"C:\bin"));
+        assert_eq!(var(&env, "HOME"), None);
     }
 
     #[test]

@@ -269,7 +269,7 @@ fn temp_root(env: &Env) -> PathBuf {
     };
     names
         .iter()
-        .filter_map(|name| env.get(*name))
+        .filter_map(|name| crate::env::var(env, name))
         .find(|dir| !dir.is_empty())
         .map_or_else(std::env::temp_dir, PathBuf::from)
 }

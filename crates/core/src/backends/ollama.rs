@@ -121,7 +121,7 @@ struct ChatMessage<'a> {
 }
 
 fn base_url(request: &RunRequest) -> String {
-    ollama_host::base_url(request.env.get("OLLAMA_HOST").map(String::as_str))
+    ollama_host::base_url(crate::env::var(&request.env, "OLLAMA_HOST"))
 }
 
 fn chat_url(base: &str) -> String {
@@ -219,7 +219,7 @@ fn model(request: &RunRequest) -> Option<&str> {
     request
         .model
         .as_deref()
-        .or_else(|| request.env.get("OLLAMA_MODEL").map(String::as_str))
+        .or_else(|| crate::env::var(&request.env, "OLLAMA_MODEL"))
         .filter(|model| !model.is_empty())
 }
 

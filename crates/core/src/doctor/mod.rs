@@ -241,7 +241,7 @@ async fn probe_ollama(host: &str, cancel: &CancellationToken) -> Option<Option<V
 
 /// Ollama: ready when its server answers, found or not.
 async fn server(backend: &Builtin, checks: &Checks<'_>, model: Option<&str>) -> BackendReport {
-    let host = ollama_host::base_url(checks.env.get("OLLAMA_HOST").map(String::as_str));
+    let host = ollama_host::base_url(crate::env::var(checks.env, "OLLAMA_HOST"));
     let probed = probe_ollama(&host, checks.cancel).await;
     let mut report = BackendReport::named(backend);
     let path: Option<PathBuf> = find_executable(backend.name, checks.env);
@@ -254,11 +254,9 @@ async fn server(backend: &Builtin, checks: &Checks<'_>, model: Option<&str>) -> 
         .filter(|m| !m.is_empty())
         .map(String::from)
         .or_else(|| {
-            checks
-                .env
-                .get("OLLAMA_MODEL")
+            crate::env::var(checks.env, "OLLAMA_MODEL")
                 .filter(|m| !m.is_empty())
-                .cloned()
+                .map(String::from)
         });
     report.host = Some(host);
     report

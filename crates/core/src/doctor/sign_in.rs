@@ -78,9 +78,7 @@ pub(super) async fn check(
 }
 
 fn set<'e>(env: &'e Env, name: &str) -> Option<&'e str> {
-    env.get(name)
-        .map(String::as_str)
-        .filter(|value| !value.is_empty())
+    crate::env::var(env, name).filter(|value| !value.is_empty())
 }
 
 /// codex honours these variables as well as a stored login (its own `codex doctor` names them

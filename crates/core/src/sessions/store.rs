@@ -115,8 +115,18 @@ pub struct Loaded {
     pub corrupt: Option<String>,
 }
 
+/// Windows's home folder (`USERPROFILE`, as Node's `os.homedir()` reads it there), where `HOME`
+/// is seldom set.
+fn windows_home(env: &Env) -> Option<&str> {
+    if cfg!(windows) {
+        non_empty(env, "USERPROFILE")
+    } else {
+        None
+    }
+}
+
 fn non_empty<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
-    env.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    crate::env::var(env, name).filter(|v| !v.is_empty())
 }
 
 impl Store {
@@ -125,7 +135,7 @@ impl Store {
             PathBuf::from(home)
         } else if let Some(config) = non_empty(env, "XDG_CONFIG_HOME") {
             Path::new(config).join("phone-a-friend")
-        } else if let Some(home) = non_empty(env, "HOME") {
+        } else if let Some(home) = non_empty(env, "HOME").or_else(|| windows_home(env)) {
             Path::new(home).join(".config").join("phone-a-friend")
         } else {
             return Err(StoreError::NoHome);
@@ -407,6 +417,10 @@ mod tests {
             Some(PathBuf::from("/h/.config/phone-a-friend"))
         );
         assert!(matches!(folder(&[]), Err(StoreError::NoHome)));
+        // Windows: its home folder where HOME is unset, and names in any case.
+        let profile = folder(&[("UserProfile", "/u")]).ok();
+        let expected = cfg!(windows).then(|| PathBuf::from("/u/.config/phone-a-friend"));
+        assert_eq!(profile, expected);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

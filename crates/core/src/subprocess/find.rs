@@ -13,7 +13,7 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
     if name.is_empty() || name.contains('/') || (cfg!(windows) && name.contains('\\')) {
         return None;
     }
-    let path = env.get("PATH")?;
+    let path = crate::env::var(env, "PATH")?;
     // execvp does not expand a leading `~`; the crate would, with this process's HOME rather
     // than the child's: such an entry stays a relative directory named `~`.
     let entries = std::env::split_paths(path).map(|dir| {

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, JobObject, KillOnDrop};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject, KillOnDrop};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use windows::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
 
 use super::cmd_shim::{self, ShimTarget};
 use super::{find_executable, ProcessError, Supervision};
@@ -45,8 +46,14 @@ impl Command {
         let mut command = CommandWrap::with_new(program, |command| {
             command.args(leading_args);
         });
-        // `KillOnDrop` also gives the job `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`.
-        command.wrap(JobObject).wrap(KillOnDrop);
+        // Out of the console's process group: a console's Ctrl-C is for the host to handle
+        // (the child starts with Ctrl-C ignored). Before `JobObject`, which adds
+        // `CREATE_SUSPENDED` to these flags. `KillOnDrop` also gives the job
+        // `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`.
+        command
+            .wrap(CreationFlags(CREATE_NEW_PROCESS_GROUP))
+            .wrap(JobObject)
+            .wrap(KillOnDrop);
         let remove_on_stop = match supervision {
             Supervision::Supervised { remove_on_stop } => remove_on_stop,
             Supervision::Unsupervised => Vec::new(),
