@@ -1,0 +1,144 @@
+//! Serving a child's three pipes at once: stdin written whole, stdout and stderr read into
+//! their sinks (stdout also line by line), each read bounded.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{LineSender, Sink, READ_CHUNK};
+use crate::lines::{LineSplitter, StdoutLine};
+
+/// Reads a stream to its end into `sink`, which keeps what fits and counts the rest.
+pub(super) async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
+    stream: Option<R>,
+    sink: &mut S,
+) -> io::Result<()> {
+    let Some(mut stream) = stream else {
+        return Ok(());
+    };
+    let mut buf = vec![0; READ_CHUNK];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => return Ok(()),
+            Ok(n) => sink.push(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads stdout like [`read_stream`], also sending its lines to `lines` (if given), one at a
+/// time: while the consumer has not taken a line, nothing more is read.
+pub(super) async fn read_stdout<R: AsyncRead + Unpin, S: Sink>(
+    stream: Option<R>,
+    text: &mut S,
+    lines: Option<LineSender>,
+    consumer: &ConsumerWait,
+) -> io::Result<()> {
+    let Some(LineSender {
+        sender, max_line, ..
+    }) = lines
+    else {
+        return read_stream(stream, text).await;
+    };
+    let Some(mut stream) = stream else {
+        return Ok(());
+    };
+    let mut sender = Some(sender);
+    let mut splitter = LineSplitter::new(max_line);
+    let mut ready = VecDeque::new();
+    let mut buf = vec![0; READ_CHUNK];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                text.push(&buf[..n]);
+                splitter.push(&buf[..n], &mut ready);
+                deliver(&mut sender, &mut ready, consumer).await;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    ready.extend(splitter.finish());
+    deliver(&mut sender, &mut ready, consumer).await;
+    Ok(())
+}
+
+/// Sends the lines in `ready`, in order; a consumer that has gone gets no more.
+async fn deliver(
+    sender: &mut Option<mpsc::Sender<StdoutLine>>,
+    ready: &mut VecDeque<StdoutLine>,
+    consumer: &ConsumerWait,
+) {
+    while let Some(line) = ready.pop_front() {
+        let Some(open) = sender.as_ref() else {
+            ready.clear();
+            return;
+        };
+        consumer.start();
+        let sent = open.send(line).await;
+        consumer.stop();
+        if sent.is_err() {
+            *sender = None;
+        }
+    }
+}
+
+/// How long stdout's reader has waited for its consumer to take a line, in all.
+#[derive(Debug, Default)]
+pub(super) struct ConsumerWait {
+    state: Mutex<WaitState>,
+}
+
+#[derive(Debug, Default)]
+struct WaitState {
+    /// When the current wait began, if one is under way.
+    since: Option<Instant>,
+    /// Finished waits.
+    total: Duration,
+}
+
+impl ConsumerWait {
+    pub(super) fn start(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.since = Some(Instant::now());
+        }
+    }
+
+    pub(super) fn stop(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            if let Some(since) = state.since.take() {
+                state.total += since.elapsed();
+            }
+        }
+    }
+
+    /// Every wait so far, the one under way included.
+    pub(super) fn total(&self) -> Duration {
+        self.state.lock().map_or(Duration::ZERO, |state| {
+            state.total + state.since.map_or(Duration::ZERO, |since| since.elapsed())
+        })
+    }
+}
+
+/// Writes the whole input, then closes the pipe so the child sees end of file.
+pub(super) async fn write_stdin<W: AsyncWrite + Unpin>(
+    pipe: Option<W>,
+    bytes: Option<Vec<u8>>,
+) -> io::Result<()> {
+    let (Some(mut pipe), Some(bytes)) = (pipe, bytes) else {
+        return Ok(());
+    };
+    match pipe.write_all(&bytes).await {
+        // The child exited or closed stdin without reading it all: its exit status tells.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+    // `pipe` drops here, closing the child's stdin.
+}
