@@ -166,14 +166,23 @@ impl From<NativeReviewOptions> for ReviewOptions {
     }
 }
 
-/// Whether the calling JS thread is the process's main thread (its thread id is the process
-/// id): there `process.env` is the process's environment, which native code can read itself.
+/// Whether the calling JS thread is the process's main thread (on Linux, its thread id is the
+/// process id): there `process.env` is the process's environment, which native code can read itself.
 /// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
 #[napi]
 pub fn on_process_main_thread() -> bool {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    let thread = unsafe { libc::gettid() };
-    i64::from(thread) == i64::from(std::process::id())
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let thread = unsafe { libc::gettid() };
+        i64::from(thread) == i64::from(std::process::id())
+    }
+    // macOS thread ids are not pids: ask pthread whether this is the main thread.
+    #[cfg(target_os = "macos")]
+    // SAFETY: pthread_main_np takes no arguments and cannot fail.
+    unsafe {
+        libc::pthread_main_np() != 0
+    }
 }
 
 /// The call's environment snapshot. Must run on the JS thread: Node writes `process.env` there.
