@@ -319,7 +319,11 @@ mod tests {
         // Frozen before any SIGKILL: no process was killed while one of the tree still ran.
         let first_kill = os.signals.iter().position(|s| s.1 == Signal::Kill);
         let last_stop = os.signals.iter().rposition(|s| s.1 == Signal::Stop);
-        assert!(last_stop < first_kill, "{:?}", os.signals);
+        assert!(
+            last_stop.is_some() && last_stop < first_kill,
+            "{:?}",
+            os.signals
+        );
     }
 
     #[test]
