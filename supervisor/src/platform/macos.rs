@@ -1,8 +1,8 @@
 //! The supervisor on macOS (docs/ARCHITECTURE.md §4), which has no child subreaper, no
-//! parent-death signal, no pidfd and no signalfd. One kqueue (kqueue(2)) wakes it:
-//! - the Node process exits: `EVFILT_PROC`/`NOTE_EXIT` on its pid, which works on a process that
-//!   is not our child; registered first, `getppid()` checked second, since Node may have died
-//!   before (we were then re-parented to launchd, and its pid may be another process's);
+//! parent-death signal, no pidfd and no signalfd. One kqueue wakes it:
+//! - the Node process exits: `EVFILT_PROC`/`NOTE_EXIT` on its pid (allowed on any process we
+//!   can see, not only a child); registered first, `getppid()` checked second, since Node may
+//!   have died before (we were then re-parented to launchd, and its pid may be another's);
 //! - SIGTERM, SIGINT, SIGHUP: `EVFILT_SIGNAL`, which records a signal even when it is ignored,
 //!   so the three are ignored (their default action would end us without cleaning up);
 //! - the backend exits: `EVFILT_PROC`/`NOTE_EXIT` on its pid.
@@ -28,7 +28,7 @@ use crate::{
 const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 /// How often the backend's tree is looked at while it runs.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
-/// `pbi_status` of a zombie (`SZOMB`, <sys/proc.h>).
+/// `pbi_status` of a zombie (`SZOMB`).
 const ZOMBIE: u32 = 5;
 
 pub struct Supervisor {
@@ -40,7 +40,7 @@ pub struct Supervisor {
 
 impl Supervisor {
     pub fn start(args: &Args) -> io::Result<Supervisor> {
-        // SAFETY: no arguments. kqueue(2): the queue is not inherited by a forked child.
+        // SAFETY: no arguments. A kqueue is not inherited by a forked child (the backend).
         let events = Fd(os_result(unsafe { libc::kqueue() })?);
         for signal in STOP_SIGNALS {
             watch_exit_or_signal(&events, signal, libc::EVFILT_SIGNAL, 0)?;
@@ -179,7 +179,7 @@ fn watch_exit_or_signal(events: &Fd, ident: i32, filter: i16, fflags: u32) -> io
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: one change, no event list: kqueue(2) then reports a failed change as -1 and errno.
+    // SAFETY: one change and no event list, so a failed change comes back as -1 and errno.
     os_result(unsafe { libc::kevent(events.0, &change, 1, std::ptr::null_mut(), 0, &no_wait) })
         .map(drop)
 }
