@@ -167,7 +167,8 @@ impl From<NativeReviewOptions> for ReviewOptions {
 }
 
 /// Whether the calling JS thread is the process's main thread (on Linux, its thread id is the
-/// process id): there `process.env` is the process's environment, which native code can read itself.
+/// process id): there `process.env` is the process's environment, which native code can read
+/// itself.
 /// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
 #[napi]
 pub fn on_process_main_thread() -> bool {
@@ -182,6 +183,12 @@ pub fn on_process_main_thread() -> bool {
     // SAFETY: pthread_main_np takes no arguments and cannot fail.
     unsafe {
         libc::pthread_main_np() != 0
+    }
+    // Windows has no cheap test for the main thread: "no" only costs JS passing the
+    // environment in.
+    #[cfg(windows)]
+    {
+        false
     }
 }
 

@@ -6,7 +6,11 @@
 //! seconds and links statically.
 //! `argv` (how the executable reads its command line) is here only so that it can be unit-tested.
 
+// The executable and what only it uses are Unix-only: on Windows the relay keeps the backend's
+// tree in a Job Object instead (docs/ARCHITECTURE.md §4) and needs only the protocol's constants.
+#[cfg(unix)]
 pub mod argv;
+#[cfg(unix)]
 pub mod process_tree;
 pub mod protocol;
 pub mod tree_kill;

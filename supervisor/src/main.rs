@@ -20,6 +20,8 @@
 //! read from `main`'s own `argc` and `argv` instead.
 
 #![no_main]
+// Not built for Windows, where a Job Object does its work (docs/ARCHITECTURE.md §4).
+#![cfg(unix)]
 
 use std::ffi::OsString;
 use std::io;

@@ -1,4 +1,4 @@
-//! Runs the supervisor executable as the relay does (src/subprocess.rs): `--parent <our pid>
+//! Runs the supervisor executable as the relay does (crates/core/src/subprocess/unix.rs): `--parent <our pid>
 //! --grace-ms <n> -- <program> <args>…`, in a process group of its own, and checks that the
 //! program ran with its arguments intact and that its exit status came back.
 //!
@@ -9,6 +9,9 @@
 //! With `PHONE_A_FRIEND_MUSL_SUPERVISOR=<path>` (as .ci/run sets it) it must be there; without,
 //! it is looked for where that command puts it, and its tests are skipped, saying so on stderr,
 //! when it is not.
+
+// The supervisor is Unix-only (src/main.rs).
+#![cfg(unix)]
 
 use std::ffi::OsStr;
 use std::io::Write;

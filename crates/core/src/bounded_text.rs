@@ -164,12 +164,16 @@ fn is_truncated_sequence(invalid: &[u8]) -> bool {
 /// A file opened for [`read_bounded_until`]: never blocking on the open (`O_NONBLOCK`: a FIFO
 /// would wait for a writer), and a regular file by the opened file's own type, so a FIFO or a
 /// device put in place after any earlier look is refused too. `Ok(None)`: not a regular file.
+/// (Windows has no FIFOs in its file system; the type check is the same.)
 pub fn open_regular(path: &std::path::Path) -> std::io::Result<Option<std::fs::File>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
     Ok(file.metadata()?.is_file().then_some(file))
 }
 

@@ -75,7 +75,6 @@ async fn read_context_file(path: &str, deadline: &Deadline) -> Result<String, Re
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
     use std::time::{Duration, Instant};
 
     use tokio_util::sync::CancellationToken;
@@ -135,11 +134,14 @@ mod tests {
 
     #[tokio::test]
     async fn file_errors() {
+        let missing = if cfg!(windows) {
+            r"\nowhere\missing.txt"
+        } else {
+            "/nowhere/missing.txt"
+        };
         assert_eq!(
             resolve(Some("missing.txt"), None, "/nowhere").await,
-            relay_error(RelayError::ContextFileMissing(
-                "/nowhere/missing.txt".into()
-            ))
+            relay_error(RelayError::ContextFileMissing(missing.into()))
         );
         let dir = tempfile::tempdir().expect("temp dir");
         let dir_path = dir.path().to_string_lossy().into_owned();
@@ -147,6 +149,7 @@ mod tests {
             resolve(Some(&dir_path), None, "/").await,
             relay_error(RelayError::ContextNotAFile(dir_path.clone()))
         );
+        #[cfg(unix)]
         assert_eq!(
             resolve(Some("/dev/zero"), None, "/").await,
             relay_error(RelayError::ContextNotAFile("/dev/zero".into()))
@@ -186,11 +189,15 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_fifo_put_in_place_after_the_stat_is_refused_without_blocking() {
         let dir = tempfile::tempdir().expect("temp dir");
         let fifo = dir.path().join("ctx.fifo");
-        let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
         assert!(status.success());
         let fifo = fifo.to_string_lossy().into_owned();
         // What `read_context_file` does once the `stat` said "a regular file".

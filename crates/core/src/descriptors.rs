@@ -1,7 +1,8 @@
 //! Out of file descriptors (EMFILE for the process, ENFILE for the system): what needs one
 //! waits for one to free up, within its call's time, so that a burst of relays larger than
 //! the limit becomes a queue rather than a row of failures. Every relay releases its
-//! descriptors when it ends, so a wait is as long as the shortest relay under way.
+//! descriptors when it ends, so a wait is as long as the shortest relay under way. On Windows
+//! the same holds for handles (`ERROR_TOO_MANY_OPEN_FILES`, `ERROR_NO_SYSTEM_RESOURCES`).
 
 use std::io;
 use std::time::Duration;
@@ -13,9 +14,39 @@ use tokio_util::sync::CancellationToken;
 const FIRST_PAUSE: Duration = Duration::from_millis(2);
 const LONGEST_PAUSE: Duration = Duration::from_millis(50);
 
+/// The OS's codes for "no descriptor to be had" (the process's limit, then the system's).
+#[cfg(unix)]
+pub const OUT_OF_DESCRIPTORS: [i32; 2] = [libc::EMFILE, libc::ENFILE];
+/// The OS's codes for "no memory or other resource for a new process".
+#[cfg(unix)]
+pub const OUT_OF_RESOURCES: [i32; 2] = [libc::EAGAIN, libc::ENOMEM];
+
+#[cfg(windows)]
+pub const OUT_OF_DESCRIPTORS: [i32; 2] = [
+    windows_sys::Win32::Foundation::ERROR_TOO_MANY_OPEN_FILES as i32,
+    windows_sys::Win32::Foundation::ERROR_NO_SYSTEM_RESOURCES as i32,
+];
+#[cfg(windows)]
+pub const OUT_OF_RESOURCES: [i32; 3] = [
+    windows_sys::Win32::Foundation::ERROR_NOT_ENOUGH_MEMORY as i32,
+    windows_sys::Win32::Foundation::ERROR_OUTOFMEMORY as i32,
+    windows_sys::Win32::Foundation::ERROR_COMMITMENT_LIMIT as i32,
+];
+
 /// Whether `error` says there is no file descriptor to be had.
 pub fn out_of_descriptors(error: &io::Error) -> bool {
-    matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    error
+        .raw_os_error()
+        .is_some_and(|code| OUT_OF_DESCRIPTORS.contains(&code))
+}
+
+/// Whether `error` says the system lacks what a new process needs: descriptors, memory or
+/// process slots.
+pub fn out_of_resources(error: &io::Error) -> bool {
+    out_of_descriptors(error)
+        || error
+            .raw_os_error()
+            .is_some_and(|code| OUT_OF_RESOURCES.contains(&code))
 }
 
 /// Calls `attempt` until it does not fail for want of a file descriptor, pausing in between,
@@ -53,8 +84,11 @@ mod tests {
     use super::*;
 
     fn emfile() -> io::Error {
-        io::Error::from_raw_os_error(libc::EMFILE)
+        io::Error::from_raw_os_error(OUT_OF_DESCRIPTORS[0])
     }
+
+    /// An error that is none of the above.
+    const OTHER: i32 = 2; // ENOENT, ERROR_FILE_NOT_FOUND
 
     #[tokio::test(start_paused = true)]
     async fn retries_until_a_descriptor_frees_up() {
@@ -64,7 +98,7 @@ mod tests {
             attempts += 1;
             match attempts {
                 1 => Err(emfile()),
-                2 => Err(io::Error::from_raw_os_error(libc::ENFILE)),
+                2 => Err(io::Error::from_raw_os_error(OUT_OF_DESCRIPTORS[1])),
                 _ => Ok("spawned"),
             }
         })
@@ -84,7 +118,10 @@ mod tests {
         })
         .await;
         let error = result.and_then(|r| r.err());
-        assert_eq!(error.and_then(|e| e.raw_os_error()), Some(libc::EMFILE));
+        assert_eq!(
+            error.and_then(|e| e.raw_os_error()),
+            Some(OUT_OF_DESCRIPTORS[0])
+        );
         assert_eq!(Instant::now(), until);
         // Paused at most 50 ms at a time: a freed descriptor is taken soon.
         assert!(attempts >= 40, "{attempts} attempts");
@@ -94,13 +131,13 @@ mod tests {
             &CancellationToken::new(),
             || -> io::Result<()> {
                 attempts += 1;
-                Err(io::Error::from_raw_os_error(libc::EAGAIN))
+                Err(io::Error::from_raw_os_error(OTHER))
             },
         )
         .await;
         assert_eq!(
             other.and_then(|r| r.err()).and_then(|e| e.raw_os_error()),
-            Some(libc::EAGAIN)
+            Some(OTHER)
         );
         assert_eq!(attempts, 1);
     }

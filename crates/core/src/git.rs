@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::io;
-use std::os::unix::ffi::OsStringExt;
 
 use tokio_util::sync::CancellationToken;
 
@@ -110,11 +109,10 @@ impl RunError {
 
     /// The error a failure to start git is.
     fn from_spawn(e: io::Error) -> RunError {
-        match e.raw_os_error() {
-            Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM) => {
-                RunError::Resource(e)
-            }
-            _ => RunError::NotRun,
+        if crate::descriptors::out_of_resources(&e) {
+            RunError::Resource(e)
+        } else {
+            RunError::NotRun
         }
     }
 }
@@ -242,7 +240,13 @@ async fn filter_overrides(
     match (lookup.code, lookup.stdout) {
         // 1: no such setting.
         (Some(1), _) => Ok(Ok(Vec::new())),
-        (Some(0), Some(listing)) => Ok(Ok(overrides_for(&listing))),
+        (Some(0), Some(listing)) => match overrides_for(&listing) {
+            Some(overrides) => Ok(Ok(overrides)),
+            None => Ok(Err(failed(crate::bounded_text::measure(
+                b"the repository's config names a filter driver that is not UTF-8",
+                STDERR_LIMIT,
+            )))),
+        },
         (Some(0), None) => Ok(Err(failed(crate::bounded_text::measure(
             b"the repository's config defines too many filter drivers",
             STDERR_LIMIT,
@@ -251,8 +255,9 @@ async fn filter_overrides(
     }
 }
 
-/// The overrides for a `--show-scope --null --name-only` listing: `scope\0name\0...`.
-fn overrides_for(listing: &[u8]) -> Vec<OsString> {
+/// The overrides for a `--show-scope --null --name-only` listing: `scope\0name\0...`; `None`
+/// when a driver's name cannot be an argument (Windows: not UTF-8), so it cannot be emptied.
+fn overrides_for(listing: &[u8]) -> Option<Vec<OsString>> {
     let mut fields = listing.split(|&b| b == 0);
     let mut drivers = BTreeSet::new();
     while let (Some(scope), Some(name)) = (fields.next(), fields.next()) {
@@ -278,10 +283,23 @@ fn overrides_for(listing: &[u8]) -> Vec<OsString> {
             let mut option = b"--config-env=filter.".to_vec();
             option.extend_from_slice(&driver);
             option.extend_from_slice(format!(".{key}={var}").as_bytes());
-            options.push(OsString::from_vec(option));
+            options.push(argument(option)?);
         }
     }
-    options
+    Some(options)
+}
+
+/// `bytes` as a command-line argument, if the OS's arguments can hold them.
+fn argument(bytes: Vec<u8>) -> Option<OsString> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        Some(OsString::from_vec(bytes))
+    }
+    #[cfg(windows)]
+    {
+        String::from_utf8(bytes).ok().map(OsString::from)
+    }
 }
 
 /// `git diff <args>` with every program the config could run neutralised.
@@ -651,6 +669,7 @@ mod tests {
         diff_for_relay(&path(dir), GitEnv::Inherit, &minute()).await
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn two_phase_diff_prefers_uncommitted_changes() {
         let dir = repo_with_commit("main");
@@ -663,6 +682,7 @@ mod tests {
         assert!(uncommitted.contains("-two\n+three"), "{uncommitted}");
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn git_failures_count_as_no_diff() {
         let not_a_repo = tempfile::tempdir().expect("temp dir");
@@ -672,6 +692,7 @@ mod tests {
         assert_eq!(relay_diff(&single).await, Ok(String::new()));
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn the_relay_diff_says_which_diff_it_is() {
         let source = |diff: Result<RelayDiff, GitError>| diff.expect("diff").source;
@@ -704,6 +725,7 @@ mod tests {
         assert!(last.text.contains("+two"), "{}", last.text);
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_missing_git_binary_is_a_git_failure() {
         let dir = repo_with_commit("main");
@@ -732,13 +754,14 @@ mod tests {
 
     #[test]
     fn resource_exhaustion_is_not_a_git_failure() {
-        for errno in [libc::EMFILE, libc::ENFILE, libc::EAGAIN, libc::ENOMEM] {
-            let e = io::Error::from_raw_os_error(errno);
+        use crate::descriptors::{OUT_OF_DESCRIPTORS, OUT_OF_RESOURCES};
+        for code in OUT_OF_DESCRIPTORS.into_iter().chain(OUT_OF_RESOURCES) {
+            let e = io::Error::from_raw_os_error(code);
             assert!(matches!(RunError::from_spawn(e), RunError::Resource(_)));
         }
-        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let missing = io::Error::from(io::ErrorKind::NotFound);
         assert!(matches!(RunError::from_spawn(missing), RunError::NotRun));
-        let resource = RunError::Resource(io::Error::from_raw_os_error(libc::EMFILE));
+        let resource = RunError::Resource(io::Error::from_raw_os_error(OUT_OF_DESCRIPTORS[0]));
         let err = no_diff("HEAD", resource).unwrap_err();
         let GitError::Relay(err) = err else {
             panic!("expected a coded error, got {err:?}");
@@ -746,10 +769,18 @@ mod tests {
         assert_eq!(err.code(), "ERR_GIT_DIFF");
         assert_eq!(
             err.to_string(),
-            "Failed to collect git diff against HEAD: could not run git: Too many open files (os error 24)"
+            format!(
+                "Failed to collect git diff against HEAD: could not run git: {}",
+                io::Error::from_raw_os_error(OUT_OF_DESCRIPTORS[0])
+            )
         );
+        #[cfg(target_os = "linux")]
+        assert!(err
+            .to_string()
+            .ends_with("Too many open files (os error 24)"));
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_huge_diff_is_refused_with_its_exact_trimmed_size() {
         let dir = repo_with_commit("main");
@@ -768,6 +799,7 @@ mod tests {
         assert_eq!(size, expected);
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn diff_against_base_and_default_branch() {
         let dir = repo_with_commit("master");
@@ -797,6 +829,7 @@ mod tests {
         );
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn default_branch_falls_back_to_the_previous_commit() {
         let dir = repo_with_commit("trunk");
@@ -811,6 +844,7 @@ mod tests {
         );
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[test]
     fn an_option_like_base_never_reaches_git() {
         let dir = repo_with_commit("main");
@@ -844,6 +878,7 @@ mod tests {
         found
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_git_that_never_ends_is_killed_at_the_deadline() {
         let dir = fifo_head_repo();
@@ -868,6 +903,7 @@ mod tests {
         assert_eq!(processes_naming(&repo), Vec::<String>::new());
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_cancelled_call_kills_git_at_once() {
         let dir = fifo_head_repo();
@@ -913,6 +949,7 @@ mod tests {
         dir
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[test]
     fn the_synchronous_helpers_are_bounded() {
         let dir = fifo_branch_repo();
@@ -940,6 +977,7 @@ mod tests {
         }
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[test]
     fn the_synchronous_helpers_answer_as_before() {
         let dir = repo_with_commit("main");
@@ -1079,6 +1117,7 @@ mod tests {
         found
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_repository_config_runs_no_program() {
         let markers = tempfile::tempdir().expect("temp dir");
@@ -1190,6 +1229,7 @@ mod tests {
         (top, sub)
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_submodules_config_runs_no_program() {
         let markers = tempfile::tempdir().expect("temp dir");
@@ -1220,6 +1260,7 @@ mod tests {
         assert_eq!(branch, Ok("main".into()));
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[test]
     fn the_synchronous_helpers_wait_on_no_special_file() {
         for name in ["HEAD", "config", "index", "packed-refs"] {
@@ -1271,6 +1312,7 @@ mod tests {
         assert_eq!(special_file_in_git_dir(&tree.to_string_lossy()), Some(head));
     }
 
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
     #[tokio::test]
     async fn a_partial_clone_fetches_nothing() {
         let markers = tempfile::tempdir().expect("temp dir");
@@ -1311,6 +1353,7 @@ mod tests {
             b"global\0filter.lfs.clean\0local\0filter.evil.clean\0local\0filter.evil.process\0\
             worktree\0filter.a.b=c.smudge\0command\0filter.cmd.clean\0local\0filter.nodriver\0";
         let options: Vec<String> = overrides_for(listing)
+            .expect("UTF-8 names")
             .into_iter()
             .map(|o| o.to_string_lossy().into_owned())
             .collect();
@@ -1326,5 +1369,9 @@ mod tests {
             }
         }
         assert_eq!(options, expected);
+        // A name that is not UTF-8: an argument on Unix; on Windows none, so git is not run.
+        let listing = b"local\0filter.\xff.clean\0";
+        let overrides = overrides_for(listing).map(|options| options.len());
+        assert_eq!(overrides, if cfg!(unix) { Some(4) } else { None });
     }
 }

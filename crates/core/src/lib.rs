@@ -26,6 +26,7 @@ pub mod schema;
 pub mod sessions;
 pub mod stream;
 pub mod subprocess;
+#[cfg(unix)]
 pub mod supervisor;
 #[cfg(test)]
 mod test_http;

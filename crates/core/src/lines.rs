@@ -1,11 +1,12 @@
 //! Stdout cut into lines as it arrives, for CLIs that print one JSON event per line. Lines end
 //! at `\n`, a byte that never occurs inside a multi-byte UTF-8 character, so a character split
 //! across reads is always whole in its line. A line longer than the limit keeps its first
-//! `max_line` bytes (cut at a character boundary) and says how long it really was.
+//! `max_line` bytes (cut at a character boundary) and says how long it really was. A `\r`
+//! before the `\n` is part of the line's end (Windows programs write `\r\n`), not of the line.
 
 use std::collections::VecDeque;
 
-/// One line of stdout, without its `\n`.
+/// One line of stdout, without its `\n` or `\r\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StdoutLine {
     /// The line decoded as UTF-8 (an invalid sequence becomes U+FFFD), or its first bytes when
@@ -45,6 +46,8 @@ pub struct LineSplitter {
     pending: Vec<u8>,
     /// Bytes the current line has had so far, kept or not.
     len: u64,
+    /// Whether the current line's last byte so far is a `\r`.
+    ends_with_cr: bool,
 }
 
 impl LineSplitter {
@@ -54,6 +57,7 @@ impl LineSplitter {
             line_limit: max_line,
             pending: Vec::new(),
             len: 0,
+            ends_with_cr: false,
         }
     }
 
@@ -75,8 +79,14 @@ impl LineSplitter {
             self.pending
                 .extend_from_slice(&piece[..piece.len().min(room)]);
             self.len += piece.len() as u64;
+            if let Some(&last) = piece.last() {
+                self.ends_with_cr = last == b'\r';
+            }
             match end {
                 Some(end) => {
+                    if std::mem::take(&mut self.ends_with_cr) {
+                        self.drop_carriage_return();
+                    }
                     out.push_back(self.take_line());
                     bytes = &bytes[end + 1..];
                 }
@@ -90,7 +100,16 @@ impl LineSplitter {
         (self.len > 0).then(|| self.take_line())
     }
 
+    /// The current line ends with `\r\n`: its `\r` is not the line's.
+    fn drop_carriage_return(&mut self) {
+        self.len = self.len.saturating_sub(1);
+        if self.pending.len() as u64 > self.len {
+            self.pending.pop();
+        }
+    }
+
     fn take_line(&mut self) -> StdoutLine {
+        self.ends_with_cr = false;
         let bytes = std::mem::take(&mut self.pending);
         let len = std::mem::take(&mut self.len);
         let cut = len > bytes.len() as u64;
@@ -221,6 +240,31 @@ mod tests {
         assert_eq!(line.head(4096).len(), 4094);
         assert_eq!(line.head(4098).len(), 4098);
         assert_eq!(line.head(1 << 20), line.text);
+    }
+
+    #[test]
+    fn a_crlf_line_end_is_not_part_of_the_line() {
+        let bytes = b"one\r\n\r\ntwo\r\nthree\r";
+        let whole = split(&[bytes], 100);
+        let three_with_cr = StdoutLine {
+            text: "three\r".into(),
+            len: 6,
+            cut: false,
+        };
+        // A `\r` not followed by `\n` stays (the last line, which ended with the stream).
+        assert_eq!(whole, [line("one"), line(""), line("two"), three_with_cr]);
+        for at in 0..bytes.len() {
+            let (a, b) = bytes.split_at(at);
+            assert_eq!(split(&[a, b], 100), whole, "split at {at}");
+        }
+        assert_eq!(split(&[b"a\rb\n"], 100), [line("a\rb")]);
+        // The limit counts the line without its `\r`.
+        assert_eq!(split(&[b"abcd\r\n"], 4), [line("abcd")]);
+        let cut = split(&[b"abcdef\r\n"], 4);
+        assert_eq!(
+            (cut[0].text.as_str(), cut[0].len, cut[0].cut),
+            ("abcd", 6, true)
+        );
     }
 
     #[test]

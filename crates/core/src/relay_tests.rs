@@ -216,6 +216,7 @@ async fn timeouts_must_be_finite_and_positive() {
     }
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_relay_reaches_the_backend_with_the_envelope_and_a_raised_depth() {
     let repo = repo_with_commit("main");
@@ -301,6 +302,7 @@ fn review_options(repo: &tempfile::TempDir) -> ReviewOptions {
     }
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_native_review_answers_directly() {
     let repo = review_repo();
@@ -314,6 +316,7 @@ async fn a_native_review_answers_directly() {
     assert!(warnings.0.lock().expect("lock").is_empty());
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_failed_native_review_warns_and_falls_back_to_the_diff() {
     let repo = review_repo();
@@ -334,6 +337,7 @@ async fn a_failed_native_review_warns_and_falls_back_to_the_diff() {
     assert!(prompt.ends_with("+feature work"), "{prompt}");
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_relay_error_from_a_native_review_is_rethrown() {
     let repo = review_repo();
@@ -349,6 +353,7 @@ async fn a_relay_error_from_a_native_review_is_rethrown() {
     assert!(warnings.0.lock().expect("lock").is_empty());
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_generic_review_uses_the_prompt_and_reports_git_failures() {
     let repo = review_repo();
@@ -413,6 +418,7 @@ async fn the_first_checks_keep_their_order_at_the_entry_point() {
     assert_eq!(err.code(), "ERR_INVALID_TIMEOUT");
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_git_that_never_ends_times_the_relay_out_before_the_backend() {
     let repo = fifo_head_repo();
@@ -433,6 +439,7 @@ async fn a_git_that_never_ends_times_the_relay_out_before_the_backend() {
     assert!(backend.runs().is_empty());
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
     let repo = fifo_head_repo();
@@ -459,6 +466,7 @@ async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
     assert!(backend.runs().is_empty());
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn an_abort_during_preparation_aborts_the_call() {
     let repo = fifo_head_repo();
@@ -476,6 +484,7 @@ async fn an_abort_during_preparation_aborts_the_call() {
     assert!(backend.runs().is_empty());
 }
 
+#[cfg_attr(windows, ignore = "runs git: none under wine")]
 #[tokio::test]
 async fn the_backend_gets_what_preparation_left_of_the_deadline() {
     let repo = repo_with_commit("main");

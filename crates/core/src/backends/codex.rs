@@ -205,13 +205,20 @@ const SCHEMA_FILE_NAME: &str = "output-schema.json";
 /// A new file only this user can read (0600), in the answer folder.
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?
-        .write_all(text.as_bytes())
+    create_private(path)?.write_all(text.as_bytes())
+}
+
+/// A new file only this user can read: 0600 on Unix; on Windows a file in the user's `%TEMP%`,
+/// which its ACL keeps private to the user (docs/ARCHITECTURE.md §4).
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
 }
 
 /// A folder only this user can enter (0700), in the relay env's TMPDIR, holding an empty answer
@@ -222,18 +229,16 @@ struct AnswerDir {
 
 impl AnswerDir {
     fn create(env: &Env) -> std::io::Result<AnswerDir> {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        let folder = tempfile::Builder::new()
-            .prefix(ANSWER_DIR_PREFIX)
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(temp_root(env))?
-            .keep();
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(ANSWER_DIR_PREFIX);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        let folder = builder.tempdir_in(temp_root(env))?.keep();
         let answer = AnswerDir { folder };
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(answer.file())?;
+        create_private(&answer.file())?;
         Ok(answer)
     }
 
@@ -256,10 +261,17 @@ impl Drop for AnswerDir {
 }
 
 fn temp_root(env: &Env) -> PathBuf {
-    match env.get("TMPDIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => std::env::temp_dir(),
-    }
+    // The variables the OS's own lookup reads, in its order (Windows: `GetTempPath2W`'s).
+    let names: &[&str] = if cfg!(windows) {
+        &["TMP", "TEMP"]
+    } else {
+        &["TMPDIR"]
+    };
+    names
+        .iter()
+        .filter_map(|name| env.get(*name))
+        .find(|dir| !dir.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
 /// codex's arguments, the answer going to `answer_file` (the schema, if any, being in

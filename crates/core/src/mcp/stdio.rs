@@ -8,14 +8,20 @@
 //! thread, and never tokio's blocking pool, whose shutdown would wait on a read that cannot be
 //! cancelled. The threads hand bytes to the runtime through in-memory pipes.
 //!
+//! On Windows there is no such swap: Node's streams hold the C runtime's descriptors of
+//! another C runtime than this library's. The threads serve private duplicates of the
+//! standard handles the same way; what else in the host writes to its stdout reaches the client,
+//! so the host must not, while it serves. A handle in no-wait mode is retried after a short
+//! sleep.
+//!
 //! The stdin thread passes on whole lines of JSON only. rmcp drops a line that is not JSON, or
 //! longer than it takes, without a word, and a client would wait for its answer forever: such a
 //! line is answered here, as JSON-RPC asks, with an error whose id is null.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -49,11 +55,7 @@ pub struct ProcessStdio {
 /// Takes fd 0 and 1 (see the module) and starts their threads. Must run on `handle`'s runtime
 /// or beside it; call it once per process.
 pub fn take_process_stdio(handle: &Handle) -> io::Result<ProcessStdio> {
-    let input = duplicate(0)?;
-    let output = duplicate(1)?;
-    let null = File::open("/dev/null")?;
-    replace(null.as_raw_fd(), 0)?;
-    replace(2, 1)?;
+    let (input, output) = take_standard_streams()?;
     let (reader, to_server) = tokio::io::simplex(PIPE_BYTES);
     let (sender, from_server) = mpsc::channel(WRITES_IN_FLIGHT);
     // Weak: the stdout thread ends once the server drops its writer, whatever stdin does.
@@ -63,11 +65,11 @@ pub fn take_process_stdio(handle: &Handle) -> io::Result<ProcessStdio> {
     let runtime = handle.clone();
     std::thread::Builder::new()
         .name("mcp-stdin".into())
-        .spawn(move || pump_in(File::from(input), to_server, &replies, &runtime))?;
+        .spawn(move || pump_in(input, to_server, &replies, &runtime))?;
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
-            pump_out(from_server, File::from(output));
+            pump_out(from_server, output);
             let _ = done.send(());
         })?;
     Ok(ProcessStdio {
@@ -77,7 +79,28 @@ pub fn take_process_stdio(handle: &Handle) -> io::Result<ProcessStdio> {
     })
 }
 
+/// Private duplicates of fd 0 and 1; `/dev/null` is put in place of stdin, stderr of stdout.
+#[cfg(unix)]
+fn take_standard_streams() -> io::Result<(File, File)> {
+    let input = duplicate(0)?;
+    let output = duplicate(1)?;
+    let null = File::open("/dev/null")?;
+    replace(null.as_raw_fd(), 0)?;
+    replace(2, 1)?;
+    Ok((File::from(input), File::from(output)))
+}
+
+/// Private duplicates of the standard input and output handles (see the module).
+#[cfg(windows)]
+fn take_standard_streams() -> io::Result<(File, File)> {
+    use std::os::windows::io::AsHandle;
+    let input = io::stdin().as_handle().try_clone_to_owned()?;
+    let output = io::stdout().as_handle().try_clone_to_owned()?;
+    Ok((File::from(input), File::from(output)))
+}
+
 /// A close-on-exec duplicate of `fd`, numbered 3 or higher.
+#[cfg(unix)]
 fn duplicate(fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC only reads `fd` and returns a new descriptor or -1.
     let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
@@ -89,6 +112,7 @@ fn duplicate(fd: RawFd) -> io::Result<OwnedFd> {
 }
 
 /// Makes `target` refer to what `source` refers to.
+#[cfg(unix)]
 fn replace(source: RawFd, target: RawFd) -> io::Result<()> {
     // SAFETY: dup2 on two descriptors of this process; it cannot touch memory.
     if unsafe { libc::dup2(source, target) } < 0 {
@@ -97,15 +121,34 @@ fn replace(source: RawFd, target: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Waits until `fd` is ready for `events` (a non-blocking descriptor said EAGAIN).
-fn wait_ready(fd: RawFd, events: libc::c_short) {
+/// Which way a stream is waited on.
+#[derive(Clone, Copy)]
+enum Ready {
+    Read,
+    Write,
+}
+
+/// Waits until `file` is ready (a non-blocking descriptor said EAGAIN).
+#[cfg(unix)]
+fn wait_ready(file: &File, ready: Ready) {
+    let events = match ready {
+        Ready::Read => libc::POLLIN,
+        Ready::Write => libc::POLLOUT,
+    };
     let mut poll = libc::pollfd {
-        fd,
+        fd: file.as_raw_fd(),
         events,
         revents: 0,
     };
     // SAFETY: one valid pollfd; an error or a hang-up is seen by the next read or write.
     unsafe { libc::poll(&mut poll, 1, -1) };
+}
+
+/// Waits a little before the next try (a pipe in no-wait mode said it would block): Windows
+/// has no `poll` for anonymous pipes. Only this stream's own thread waits.
+#[cfg(windows)]
+fn wait_ready(_file: &File, _ready: Ready) {
+    std::thread::sleep(std::time::Duration::from_millis(5));
 }
 
 /// stdin to the server, until end of file or an error; then the server sees the end. A line
@@ -125,7 +168,7 @@ fn pump_in(
             Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wait_ready(input.as_raw_fd(), libc::POLLIN);
+                wait_ready(&input, Ready::Read);
                 continue;
             }
             Err(_) => break,
@@ -289,9 +332,7 @@ fn write_all(output: &mut File, mut bytes: &[u8]) -> io::Result<()> {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(written) => bytes = &bytes[written..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wait_ready(output.as_raw_fd(), libc::POLLOUT)
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_ready(output, Ready::Write),
             Err(e) => return Err(e),
         }
     }

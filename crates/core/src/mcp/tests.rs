@@ -247,6 +247,7 @@ async fn instructions_descriptions_and_schemas_name_every_builtin_backend() {
     }
 }
 
+#[cfg_attr(windows, ignore = "a relay runs git: none under wine")]
 #[tokio::test]
 async fn answers_as_text_and_structured_content_with_progress_when_asked() {
     let mut client = Client::start().await;
@@ -325,6 +326,7 @@ async fn a_failed_relay_is_an_error_result_carrying_the_code() {
     );
 }
 
+#[cfg_attr(windows, ignore = "a relay runs git: none under wine")]
 #[tokio::test]
 async fn a_cancelled_request_stops_its_backend() {
     let mut client = Client::start().await;
@@ -348,6 +350,7 @@ async fn a_cancelled_request_stops_its_backend() {
     assert!(list["result"]["tools"].is_array());
 }
 
+#[cfg_attr(windows, ignore = "a relay runs git: none under wine")]
 #[tokio::test]
 async fn closing_the_input_stops_the_server_and_every_relay_in_flight() {
     let mut client = Client::start().await;
@@ -393,9 +396,9 @@ async fn a_client_gone_before_initializing_is_a_typed_error_with_the_same_messag
         error.to_string().starts_with("MCP initialization failed: "),
         "{error}"
     );
-    let stdio = McpError::Stdio(std::io::Error::from_raw_os_error(libc::EBADF));
+    let stdio = McpError::Stdio(std::io::Error::other("no standard handles"));
     assert_eq!(
         stdio.to_string(),
-        "cannot take stdin and stdout: Bad file descriptor (os error 9)"
+        "cannot take stdin and stdout: no standard handles"
     );
 }

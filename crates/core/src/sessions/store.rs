@@ -3,21 +3,20 @@
 //! `$XDG_CONFIG_HOME/phone-a-friend` (empty counts as unset), else `~/.config/phone-a-friend`, all
 //! read from the call's environment.
 //!
-//! No update is ever lost: every change takes an exclusive `flock` on `sessions.lock` beside
-//! it, reads the file, changes it and writes it back atomically (a temp file, fsync, rename,
+//! No update is ever lost: every change takes an exclusive lock (`File::try_lock`: `flock` on
+//! Unix, `LockFileEx` on Windows) on `sessions.lock` beside it, reads the file, changes it and writes it back atomically (a temp file, fsync, rename,
 //! fsync of the folder), so a reader never sees half a file and a writer never overwrites
 //! another's change. Waiting for the lock never blocks a thread: a non-blocking attempt, then a
 //! short async sleep, bounded by the caller's deadline, as is every read. The store is a file
 //! anyone with the account can edit, so nothing in it may make a call wait: every file is
 //! opened without blocking (`O_NONBLOCK`: a FIFO would wait for a writer) and used only if it is
-//! a regular file; the lock is never followed through a symbolic link. A file that cannot be
+//! a regular file; the lock is never followed through a symbolic link (Windows: the reparse
+//! point itself is opened, not its target). A file that cannot be
 //! parsed (invalid JSON or UTF-8) is moved aside (`sessions.json.corrupt-<time>`) with a
 //! warning, never silently emptied.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -36,7 +35,9 @@ const TEMP_PREFIX: &str = ".sessions-";
 const MAX_STORE_BYTES: usize = 256 * 1024 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 const LOCK_RETRY: Duration = Duration::from_millis(5);
-/// The store's folder holds conversations: only its owner may look inside.
+/// The store's folder holds conversations: only its owner may look inside (on Windows, the
+/// folder in the user's profile is private by its ACL).
+#[cfg(unix)]
 const FOLDER_MODE: u32 = 0o700;
 
 /// One turn of a conversation kept for replay (Ollama, a JS backend that replays).
@@ -201,22 +202,29 @@ impl Store {
         let metadata = match std::fs::metadata(folder) {
             Ok(metadata) => metadata,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(FOLDER_MODE)
-                    .create(folder)
-                    .map_err(io_error(folder));
+                let mut builder = std::fs::DirBuilder::new();
+                builder.recursive(true);
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::DirBuilderExt;
+                    builder.mode(FOLDER_MODE);
+                }
+                return builder.create(folder).map_err(io_error(folder));
             }
             Err(e) => return Err(io_error(folder)(e)),
         };
         if !metadata.is_dir() {
             return Err(StoreError::NotAFolder(folder.clone()));
         }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let ours = metadata.uid() == unsafe { libc::geteuid() };
-        if ours && metadata.mode() & 0o077 != 0 {
-            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE))
-                .map_err(io_error(folder))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let ours = metadata.uid() == unsafe { libc::geteuid() };
+            if ours && metadata.mode() & 0o077 != 0 {
+                std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE))
+                    .map_err(io_error(folder))?;
+            }
         }
         Ok(())
     }
@@ -231,30 +239,39 @@ impl Store {
             Ok(metadata) if !metadata.is_file() => return Err(not_a_file()),
             _ => {}
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(&path)
-            .map_err(|e| match e.raw_os_error() {
-                // A symbolic link, or a FIFO put in place since the look above.
-                Some(libc::ELOOP | libc::ENXIO) => not_a_file(),
-                _ => io_error(&path)(e),
-            })?;
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            // A symbolic link or junction is opened as itself, and refused below as not a file.
+            options.custom_flags(
+                windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT,
+            );
+        }
+        let file = options.open(&path).map_err(|e| {
+            #[cfg(unix)]
+            // A symbolic link, or a FIFO put in place since the look above.
+            if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO)) {
+                return not_a_file();
+            }
+            io_error(&path)(e)
+        })?;
         if !file.metadata().map_err(io_error(&path))?.is_file() {
             return Err(not_a_file());
         }
         loop {
-            // SAFETY: flock on a descriptor this function owns; it does not wait (LOCK_NB).
-            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if locked == 0 {
-                return Ok(file);
-            }
-            let error = io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(io_error(&path)(error));
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(error)) => return Err(io_error(&path)(error)),
             }
             deadline
                 .bound(tokio::time::sleep(LOCK_RETRY))
@@ -290,13 +307,18 @@ impl Store {
             .and_then(|()| temp.as_file().sync_all())
             .map_err(io_error(temp.path()))?;
         temp.persist(&path).map_err(|e| io_error(&path)(e.error))?;
-        let folder = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
-            .open(&self.folder);
-        if let Ok(folder) = folder {
-            // Best effort: the data is already safe in the file.
-            let _ = folder.sync_all();
+        // Windows has no fsync of a folder: its rename is journaled by NTFS.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let folder = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+                .open(&self.folder);
+            if let Ok(folder) = folder {
+                // Best effort: the data is already safe in the file.
+                let _ = folder.sync_all();
+            }
         }
         Ok(())
     }
@@ -447,6 +469,7 @@ mod tests {
         names
     }
 
+    #[cfg(unix)]
     fn mkfifo(path: &Path) {
         let status = std::process::Command::new("mkfifo")
             .arg(path)
@@ -455,6 +478,7 @@ mod tests {
         assert!(status.success());
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_fifo_in_the_store_is_refused_without_waiting() {
         let dir = tempfile::tempdir().expect("dir");
@@ -479,12 +503,19 @@ mod tests {
         );
     }
 
+    #[cfg_attr(
+        windows,
+        ignore = "wine makes Unix symbolic links, which it does not report as reparse points"
+    )]
     #[tokio::test]
     async fn the_lock_is_never_followed_through_a_symbolic_link() {
         let dir = tempfile::tempdir().expect("dir");
         let store = store_in(dir.path());
         let target = dir.path().join("elsewhere");
+        #[cfg(unix)]
         std::os::unix::fs::symlink(&target, dir.path().join(LOCK_NAME)).expect("symlink");
+        #[cfg(windows)]
+        std::os::windows::fs::symlink_file(&target, dir.path().join(LOCK_NAME)).expect("symlink");
         let update = store.update(&deadline(), |_| ()).await;
         assert!(matches!(update, Err(StoreError::NotAFile(_))), "{update:?}");
         assert!(!target.exists(), "a dangling link's target was created");
@@ -549,8 +580,10 @@ mod tests {
         assert_eq!(names_in(dir.path()), ["sessions.json", "sessions.lock"]);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn the_folder_is_made_private() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let dir = tempfile::tempdir().expect("dir");
         let folder = dir.path().join("home");
         std::fs::create_dir(&folder).expect("mkdir");
@@ -576,8 +609,7 @@ mod tests {
         let store = store_in(dir.path());
         store.update(&deadline(), |_| ()).await.expect("update");
         let held = File::open(dir.path().join(LOCK_NAME)).expect("open");
-        // SAFETY: flock on a descriptor the test owns.
-        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+        held.lock().expect("the lock, held by another open file");
         let short = Deadline::starting_now(
             Timeout::from_seconds(0.2).expect("timeout"),
             CancellationToken::new(),

@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 /// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
 /// the relay's own), like `which`: a relative entry (an empty one is `.`) is taken from the
 /// relay's working directory, as `which` and `execvp` take it. The result is absolute, so
-/// where the backend then runs (the repository) does not change which program that is.
+/// where the backend then runs (the repository) does not change which program that is. On
+/// Windows the name takes the endings of `PATHEXT` (`codex` finds `codex.cmd`, which the runner
+/// then starts as what the npm shim runs: `cmd_shim.rs`).
 pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
-    if name.is_empty() || name.contains('/') {
+    if name.is_empty() || name.contains('/') || (cfg!(windows) && name.contains('\\')) {
         return None;
     }
     let path = env.get("PATH")?;

@@ -6,8 +6,8 @@
 //!
 //! What this module does is the same on every OS; how a child is started so that it cannot
 //! outlive its run, how it is stopped and what the host's death does to it is the OS's
-//! (`unix.rs`: the supervisor and process groups), behind [`os::Running`]
-//! (docs/ARCHITECTURE.md §4).
+//! (`unix.rs`: the supervisor and process groups; `windows.rs`: a Job Object), behind
+//! [`os::Running`] (docs/ARCHITECTURE.md §4).
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -29,6 +29,8 @@ use crate::env::Env;
 use crate::lines::StdoutLine;
 use streams::{read_stdout, read_stream, write_stdin, ConsumerWait};
 
+#[cfg(any(windows, test))]
+mod cmd_shim;
 mod find;
 mod streams;
 #[cfg(all(test, unix))]
@@ -37,6 +39,12 @@ mod tests;
 mod unix;
 #[cfg(unix)]
 use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(all(test, windows))]
+mod windows_tests;
+#[cfg(windows)]
+use windows as os;
 
 pub use find::find_executable;
 
