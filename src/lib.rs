@@ -166,9 +166,8 @@ impl From<NativeReviewOptions> for ReviewOptions {
     }
 }
 
-/// Whether the calling JS thread is the process's main thread (on Linux, its thread id is the
-/// process id): there `process.env` is the process's environment, which native code can read
-/// itself.
+/// Whether the calling JS thread is the process's main thread (its thread id is the process
+/// id): there `process.env` is the process's environment, which native code can read itself.
 /// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
 #[napi]
 pub fn on_process_main_thread() -> bool {
