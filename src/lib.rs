@@ -172,11 +172,17 @@ impl From<NativeReviewOptions> for ReviewOptions {
 /// Asked once per module instance; `node:worker_threads` would cost milliseconds to load.
 #[napi]
 pub fn on_process_main_thread() -> bool {
-    #[cfg(not(windows))]
+    #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid takes no arguments and cannot fail.
         let thread = unsafe { libc::gettid() };
         i64::from(thread) == i64::from(std::process::id())
+    }
+    // macOS thread ids are not pids: ask pthread whether this is the main thread.
+    #[cfg(target_os = "macos")]
+    // SAFETY: pthread_main_np takes no arguments and cannot fail.
+    unsafe {
+        libc::pthread_main_np() != 0
     }
     // Windows has no cheap test for the main thread: "no" only costs JS passing the
     // environment in.

@@ -141,6 +141,7 @@ mod tests {
         assert!(!table[3].is_running() && table[4].is_running());
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn sees_a_real_child_of_this_process() {
         let mut child = std::process::Command::new("sleep")

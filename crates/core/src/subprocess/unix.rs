@@ -192,6 +192,7 @@ pub(super) fn set_pipe_capacity(pipe: &ChildStdout, bytes: usize) {
 /// repository's programs neutralised starts none of its own, but a FIFO in the repository can
 /// make it wait forever). `PR_SET_PDEATHSIG` follows the thread that started the child: a
 /// runtime worker or the JS thread, which live as long as the host.
+#[cfg(target_os = "linux")]
 fn die_with_the_host(command: &mut std::process::Command) {
     // SAFETY: getpid is async-signal-safe and has no preconditions.
     let host = unsafe { libc::getpid() };
@@ -211,13 +212,24 @@ fn die_with_the_host(command: &mut std::process::Command) {
     }
 }
 
+/// macOS has no parent-death signal: git is killed with its group at the deadline, on abort and
+/// drop, but if the host dies without its cleanup it ends when its work does
+/// (docs/GUARANTEES.md, "On macOS").
+#[cfg(not(target_os = "linux"))]
+fn die_with_the_host(_command: &mut std::process::Command) {}
+
 /// Best effort: a pipe left at its default size still works.
+#[cfg(target_os = "linux")]
 fn set_linux_pipe_size(fd: std::os::fd::RawFd, bytes: usize) {
     let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
     // SAFETY: `fd` is an open pipe owned by the caller; F_SETPIPE_SZ takes an int and touches
     // no memory of ours.
     unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes) };
 }
+
+/// macOS pipes have no settable size: they grow by themselves (to 64 KiB).
+#[cfg(not(target_os = "linux"))]
+fn set_linux_pipe_size(_fd: std::os::fd::RawFd, _bytes: usize) {}
 
 /// The running child, stopped when dropped while armed: the supervisor is asked to stop the
 /// backend's tree (SIGTERM), an unsupervised child's whole group is killed (SIGKILL).
