@@ -48,7 +48,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run this as root, or apt-get install them"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # With recommends, as on the machine the tests were made on (libwine's: gnutls, fonts, ...).
+  apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 # 2. The Rust target the Windows addons build for.
