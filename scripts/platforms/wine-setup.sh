@@ -35,7 +35,7 @@ export WINEDLLOVERRIDES='mscoree,mshtml='
 mkdir -p "$WINE_DIR"
 rm -f "$WINE_DIR/setup.json"
 
-step() { printf '== wine-setup: %s\n' "$*"; }
+step() { printf '== wine-setup (%ss): %s\n' "$SECONDS" "$*"; }
 fail() { printf 'wine-setup: %s\n' "$*" >&2; exit 1; }
 
 # 1. Debian packages: wine runs node.exe, mingw builds the shim DLL and links the addons.
