@@ -5,6 +5,7 @@
 //   smoke       the harness alone: a napi addon with nothing of the relay in it loads
 //   load        require the package; which .node file it loaded; checkBackends() through PATH
 //   relay       a relay through the fake CLI's .cmd shim: the dry run's command, then the answer
+//               (or the rejection)
 //   timeout     a relay whose CLI hangs with a grandchild, past its timeout
 //   host-death  the same with a long timeout: says when the grandchild runs, then waits to be killed
 // `progress` (a file) gets { grandchild: true } once the fake CLI's grandchild has started.
@@ -55,8 +56,11 @@ async function run() {
       const { relay } = loadPackage()
       const options = { prompt: request.prompt, repoPath: request.repo, backend: 'gemini', model: request.model, timeoutSeconds: request.timeoutSeconds }
       const dryRun = await relay({ ...options, dryRun: true })
-      const answer = await relay(options)
-      return { action: dryRun.action, answer }
+      try {
+        return { action: dryRun.action, answer: await relay(options) }
+      } catch (error) {
+        return { action: dryRun.action, rejected: describeError(error) }
+      }
     }
     case 'timeout': {
       const { relay } = loadPackage()

