@@ -1,8 +1,9 @@
 // The Windows build under wine, with the real Windows node.exe (issue 20; docs/DEVELOPMENT.md,
 // "Windows under wine"): the package loads as a Windows user's program loads it, a relay through a
 // fake CLI installed as npm installs one on Windows (a `.cmd` shim) gets a prompt full of cmd.exe's
-// metacharacters to the CLI intact, and neither a timeout nor the death of the host node.exe leaves
-// a process behind. Wine is not Windows: what this shows is the package against wine's Windows.
+// metacharacters to the CLI intact, a `.cmd` npm did not write is refused rather than handed to
+// cmd.exe, and neither a timeout nor the death of the host node.exe leaves a process behind. Wine is
+// not Windows: what this shows is the package against wine's Windows.
 //
 // Needs scripts/platforms/wine-setup.sh (node.exe, the WINEPREFIX, target/platforms/wine/setup.json)
 // and the Windows addon, relay.win32-x64-msvc.node, at the repository root, beside the built dist/.
