@@ -117,20 +117,28 @@ async function until(check: () => boolean, limitMs: number): Promise<boolean> {
 
 /** npm's own cmd-shim, the one npm uses to install a package's bin on Windows. */
 function npmCmdShim(): (from: string, to: string) => Promise<void> {
-  const candidates = [join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm')]
-  try {
-    candidates.push(join(execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm'))
-  } catch {
-    // npm not on PATH: the first candidate is all there is
-  }
-  for (const npm of candidates) {
+  type CmdShim = (from: string, to: string) => Promise<void>
+  const fromNpm = (npm: string): CmdShim | undefined => {
     try {
-      return createRequire(join(npm, 'package.json'))('cmd-shim') as (from: string, to: string) => Promise<void>
+      return createRequire(join(npm, 'package.json'))('cmd-shim') as CmdShim
     } catch {
-      // not this one
+      return undefined
     }
   }
-  throw new Error(`npm's cmd-shim is not in ${candidates.join(' or ')}`)
+  // npm beside this node (an official build's layout), else wherever `npm root -g` says.
+  const besideNode = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm')
+  const found = fromNpm(besideNode)
+  if (found !== undefined) return found
+  const global = join(execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm')
+  const shim = fromNpm(global)
+  if (shim === undefined) throw new Error(`npm's cmd-shim is in neither ${besideNode} nor ${global}`)
+  return shim
+}
+
+/** What windows-fake-cli.cjs does: answer on stdout, or start a grandchild and hang. */
+interface FakeConfig {
+  mode: 'answer' | 'hang-with-grandchild'
+  answer?: string
 }
 
 /** One case's folder, whose name is the mark its processes carry. */
@@ -151,13 +159,9 @@ class WineCase {
   }
 
   /** gemini installed as `npm install -g` installs it on Windows: gemini.cmd (and the sh and ps1 shims) beside node_modules. */
-  async installFakeGemini(config: { mode: 'answer' | 'hang-with-grandchild'; answer?: string }): Promise<void> {
-    const packageDir = join(this.bin, 'node_modules', 'fake-gemini')
-    mkdirSync(packageDir, { recursive: true })
-    copyFileSync(FAKE_CLI, join(packageDir, 'cli.js'))
-    writeFileSync(join(packageDir, 'package.json'), JSON.stringify({ name: 'fake-gemini', version: '1.0.0', bin: { gemini: 'cli.js' } }))
-    writeFileSync(join(packageDir, 'fake-cli.json'), JSON.stringify({ ...config, log: windowsPath(this.log), mark: this.mark }))
-    await npmCmdShim()(join(packageDir, 'cli.js'), join(this.bin, 'gemini'))
+  async installFakeGemini(config: FakeConfig): Promise<void> {
+    const script = this.fakePackage(config)
+    await npmCmdShim()(script, join(this.bin, 'gemini'))
     if (!readFileSync(join(this.bin, 'gemini.cmd'), 'utf8').includes('%dp0%\\node_modules\\fake-gemini\\cli.js')) {
       throw new Error(`cmd-shim wrote a gemini.cmd of another shape: ${readFileSync(join(this.bin, 'gemini.cmd'), 'utf8')}`)
     }
@@ -165,11 +169,18 @@ class WineCase {
 
   /** gemini.cmd written by hand, not by npm: it would run the same script, but through cmd.exe. */
   installHandWrittenGemini(): void {
+    this.fakePackage({ mode: 'answer', answer: 'ran' })
+    writeFileSync(join(this.bin, 'gemini.cmd'), '@echo off\r\nnode "%~dp0\\node_modules\\fake-gemini\\cli.js" %*\r\n')
+  }
+
+  /** The fake CLI's package in the global node_modules, told what to do; its script's path. */
+  private fakePackage(config: FakeConfig): string {
     const packageDir = join(this.bin, 'node_modules', 'fake-gemini')
     mkdirSync(packageDir, { recursive: true })
     copyFileSync(FAKE_CLI, join(packageDir, 'cli.js'))
-    writeFileSync(join(packageDir, 'fake-cli.json'), JSON.stringify({ mode: 'answer', answer: 'ran', log: windowsPath(this.log), mark: this.mark }))
-    writeFileSync(join(this.bin, 'gemini.cmd'), '@echo off\r\nnode "%~dp0\\node_modules\\fake-gemini\\cli.js" %*\r\n')
+    writeFileSync(join(packageDir, 'package.json'), JSON.stringify({ name: 'fake-gemini', version: '1.0.0', bin: { gemini: 'cli.js' } }))
+    writeFileSync(join(packageDir, 'fake-cli.json'), JSON.stringify({ ...config, log: windowsPath(this.log), mark: this.mark }))
+    return join(packageDir, 'cli.js')
   }
 
   /** `wine node.exe windows-program.cjs <request>`; its stdout and stderr go to files (see the program). */
