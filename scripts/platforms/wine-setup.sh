@@ -7,8 +7,8 @@
 #   prefix/.../system32/bcryptprimitives.dll
 #                         wine 8 has none, and every Rust-built .node imports ProcessPrng from it
 #                         (scripts/platforms/bcryptprimitives.c)
-#   libnode/libnode.dll   node.exe under the name napi-build's windows-gnu step links against:
-#                         build the addon with LIBNODE_PATH set to this folder
+#   libnode/libnode.dll   node.exe under the name napi-build's windows-gnu step looks for: the
+#                         smoke addon is built with LIBNODE_PATH set to this folder
 #   smoke.node            scripts/platforms/wine-smoke-addon built for x86_64-pc-windows-gnu: a napi
 #                         addon with nothing of the relay in it, to tell harness faults from the addon's
 #   setup.json            where all of the above is, written last: the spec reads it
