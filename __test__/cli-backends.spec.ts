@@ -8,6 +8,7 @@ import { _resetRegistry, checkBackends, listSessions, relay, reviewRelay } from 
 import { FakeClis } from './support/fake-cli.js'
 import { isAlive } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
+import { skipWithoutSubreaper } from './support/platform.js'
 
 let repo: TempRepo
 let fake: FakeClis
@@ -36,7 +37,10 @@ const envelope = (request: string): string =>
   `Repository path: ${repo.path}\nUse the repository files for context when needed.\n` +
   `Respond with concise, actionable feedback.\n\nRequest:\n${request}`
 
-describe('codex', () => {
+// Every relay here runs a fake CLI under the supervisor.
+const noSubreaper = skipWithoutSubreaper('the codex and gemini relays, sessions, many at once')
+
+describe.skipIf(noSubreaper)('codex', () => {
   it('runs `codex exec … --json -` with the envelope on stdin and answers from the last-message file', async () => {
     fake.mode('answer')
     await expect(relay({ prompt: 'Check it', repoPath: repo.path, model: 'gpt-x' })).resolves.toBe('file answer')
@@ -206,7 +210,7 @@ describe('codex', () => {
   })
 })
 
-describe('gemini', () => {
+describe.skipIf(noSubreaper)('gemini', () => {
   it.each([
     ['read-only', 'plan'],
     ['workspace-write', 'auto_edit'],
@@ -276,7 +280,7 @@ describe('gemini', () => {
   })
 })
 
-describe('a resumed session is the one asked for', () => {
+describe.skipIf(noSubreaper)('a resumed session is the one asked for', () => {
   const answers: Record<string, string> = { codex: 'All good 😀', gemini: 'Hello, wörld 😀!', claude: 'All good 😀', opencode: 'All good 😀' }
   let home: string
   let savedHome: string | undefined
@@ -315,7 +319,7 @@ describe('a resumed session is the one asked for', () => {
   })
 })
 
-describe('many at once', () => {
+describe.skipIf(noSubreaper)('many at once', () => {
   it('8 relays against a 1 s backend overlap instead of queueing', async () => {
     fake.mode('slow')
     const started = Date.now()

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FakeClis } from './support/fake-cli.js'
 import { isAlive, processesWithEnv } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
+import { ADDON, SUPERVISOR, skipWithoutSubreaper } from './support/platform.js'
 
 const ROOT = resolve(__dirname, '..')
 const MARK_KEY = 'PAF_HOST_DEATH_MARK'
@@ -108,11 +109,12 @@ async function settle(check: () => boolean, limitMs: number): Promise<boolean> {
   return check()
 }
 
+const noSubreaper = skipWithoutSubreaper('a host death with a CLI backend running')
 const endings: Ending[] = ['exit', 'uncaught', 'rejection', 'SIGTERM', 'SIGHUP', 'SIGKILL', 'SIGINT to its group']
 
 describe('nothing a relay starts outlives its host', () => {
   endings.forEach((ending, index) => {
-    it(`when the host ends by ${ending}`, async () => {
+    it.skipIf(noSubreaper)(`when the host ends by ${ending}`, async () => {
       const { host, mark, log, tmp } = startHost(ending, index)
       try {
         await ready(host)
@@ -172,13 +174,13 @@ describe('nothing a relay starts outlives its host', () => {
   })
 
   it('the supervisor ships beside the addon', () => {
-    expect(existsSync(join(ROOT, 'phone-a-friend-supervisor'))).toBe(true)
+    expect(existsSync(SUPERVISOR)).toBe(true)
   })
 
   it('without its supervisor, a CLI backend is refused with a clear error, never run unsupervised', () => {
     // The addon alone in a folder, as a broken installation would leave it.
     const lonely = mkdtempSync(join(work, 'lonely-'))
-    copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(lonely, 'relay.node'))
+    copyFileSync(ADDON, join(lonely, 'relay.node'))
     const script = `
       const native = require(${JSON.stringify(join(lonely, 'relay.node'))})
       const scope = new native.RelayScope(() => {})

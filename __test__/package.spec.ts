@@ -6,15 +6,32 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADDON, PLATFORM, SUPERVISOR_NAME, skipWithoutSubreaper, supervisorForThisArch } from './support/platform.js'
 
 const ROOT = resolve(__dirname, '..')
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+// tsc is plain JS and checks the same typings on every platform: under qemu (`npm run test:arm64`
+// names the host's Node here) it runs natively, since emulated it takes minutes.
+const TSC_NODE = process.env.PAF_HOST_NODE ?? process.execPath
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+const SUPERVISOR = supervisorForThisArch()
 let work: string
 let project: string
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+/** As a user's shell: the installed package loads its own addon, not one the test run points at. */
+const { NAPI_RS_NATIVE_LIBRARY_PATH: _override, ...USER_ENV } = process.env
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = USER_ENV): string {
   return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+/** This platform's package manifest: the committed linux-x64-gnu one, renamed for another arch. */
+function platformManifest(): string {
+  const x64 = readFileSync(join(ROOT, 'npm', 'linux-x64-gnu', 'package.json'), 'utf8')
+  if (PLATFORM === 'linux-x64-gnu') return x64
+  const manifest = JSON.parse(x64.replaceAll('linux-x64-gnu', PLATFORM)) as { cpu: string[] }
+  manifest.cpu = [process.arch]
+  return JSON.stringify(manifest, null, 2)
 }
 
 function pack(dir: string, destination: string): string {
@@ -29,9 +46,9 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'paf-pack-'))
   const platform = join(work, 'platform')
   mkdirSync(platform)
-  copyFileSync(join(ROOT, 'npm', 'linux-x64-gnu', 'package.json'), join(platform, 'package.json'))
-  copyFileSync(join(ROOT, 'relay.linux-x64-gnu.node'), join(platform, 'relay.linux-x64-gnu.node'))
-  copyFileSync(join(ROOT, 'phone-a-friend-supervisor'), join(platform, 'phone-a-friend-supervisor'))
+  writeFileSync(join(platform, 'package.json'), platformManifest())
+  copyFileSync(ADDON, join(platform, `relay.${PLATFORM}.node`))
+  copyFileSync(SUPERVISOR, join(platform, SUPERVISOR_NAME))
   const tarballs = [pack(ROOT, work), pack(platform, work)]
   project = join(work, 'project')
   mkdirSync(project)
@@ -52,16 +69,16 @@ describe('the installed package', () => {
     expect(readdirSync(join(installed, 'dist', 'internal')).some((file) => file.endsWith('.d.ts'))).toBe(true)
   })
 
-  it('runs a CLI backend under the supervisor that ships in the platform package', () => {
-    const platformDir = join(project, 'node_modules', '@phone-a-friend', 'relay-linux-x64-gnu')
-    expect(readdirSync(platformDir).sort()).toEqual(['package.json', 'phone-a-friend-supervisor', 'relay.linux-x64-gnu.node'])
+  it.skipIf(skipWithoutSubreaper('the package runs a CLI backend', SUPERVISOR))('runs a CLI backend under the supervisor that ships in the platform package', () => {
+    const platformDir = join(project, 'node_modules', '@phone-a-friend', `relay-${PLATFORM}`)
+    expect(readdirSync(platformDir).sort()).toEqual(['package.json', 'phone-a-friend-supervisor', `relay.${PLATFORM}.node`])
     expect(statSync(join(platformDir, 'phone-a-friend-supervisor')).mode & 0o111).not.toBe(0)
     const bin = mkdtempSync(join(work, 'bin-'))
     writeFileSync(join(bin, 'codex'), '#!/bin/sh\ncat > /dev/null\necho "answer under $(cat /proc/$PPID/comm)"\n', { mode: 0o755 })
     const out = run(process.execPath, ['-e', `
       const { relay } = require('@phone-a-friend/relay')
       relay({ prompt: 'hello', repoPath: '.' }).then((answer) => console.log(answer), (e) => console.log(e.code + ': ' + e.message))
-    `], project, { ...process.env, PATH: `${bin}:${process.env.PATH}` })
+    `], project, { ...USER_ENV, PATH: `${bin}:${process.env.PATH}` })
     // The backend's parent is the supervisor (its name cut to 15 bytes by the kernel), not Node.
     expect(out).toBe('answer under phone-a-friend-\n')
   })
@@ -80,7 +97,7 @@ describe('the installed package', () => {
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'relay', arguments: { prompt: ' ' } } },
     ]
     const input = lines.map((line) => `${JSON.stringify(line)}\n`).join('')
-    const out = execFileSync('npx', ['--no-install', 'phone-a-friend', 'mcp'], { cwd: project, input, encoding: 'utf8', timeout: 30_000 })
+    const out = execFileSync('npx', ['--no-install', 'phone-a-friend', 'mcp'], { cwd: project, env: USER_ENV, input, encoding: 'utf8', timeout: 30_000 })
     // Requests are served concurrently: answers come in any order.
     const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; result: Record<string, unknown> }).sort((a, b) => a.id - b.id)
     expect(answers.map((answer) => answer.id)).toEqual([1, 2, 3])
@@ -195,14 +212,14 @@ describe('the installed package', () => {
         return dryRun.action.kind === 'command' ? dryRun.action.args.length : dryRun.envelopeBytes
       }
     `)
-    expect(() => run(process.execPath, [TSC, '-p', '.'], project)).not.toThrow()
+    expect(() => run(TSC_NODE, [TSC, '-p', '.'], project)).not.toThrow()
     writeFileSync(join(project, 'bad.ts'), `
       import { relay } from '@phone-a-friend/relay'
       export const p = relay({ prompt: 'p', repoPath: '.', sandbox: 'root' })
     `)
     let output = ''
     try {
-      run(process.execPath, [TSC, '-p', '.'], project)
+      run(TSC_NODE, [TSC, '-p', '.'], project)
     } catch (error) {
       output = String((error as { stdout?: string }).stdout)
     }
