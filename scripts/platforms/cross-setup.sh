@@ -46,8 +46,11 @@ rustup target add "${targets[@]}" x86_64-pc-windows-gnu >/dev/null 2>&1 ||
   rustup target add "${targets[@]}" x86_64-pc-windows-gnu
 
 # --- zig and cargo-zigbuild, from PyPI
-pip_version() { python3 -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
-if [ "$(pip_version ziglang)" != "$ZIGLANG_VERSION" ] || [ "$(pip_version cargo-zigbuild)" != "$CARGO_ZIGBUILD_VERSION" ]; then
+installed=$(python3 -c '
+from importlib.metadata import version, PackageNotFoundError
+try: print(version("ziglang"), version("cargo-zigbuild"))
+except PackageNotFoundError: print()' 2>/dev/null || true)
+if [ "$installed" != "$ZIGLANG_VERSION $CARGO_ZIGBUILD_VERSION" ]; then
   say "pip install ziglang==$ZIGLANG_VERSION cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
   python3 -m pip install --quiet --disable-pip-version-check \
     "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
@@ -56,8 +59,10 @@ fi
 # pip puts them in its scripts folder, which PATH may not name (pyenv): build-targets.mjs puts
 # target/platforms/bin first on PATH.
 mkdir -p target/platforms/bin
-ln -sf "$(python3 -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')" target/platforms/bin/zig
-ln -sf "$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "cargo-zigbuild"))')" target/platforms/bin/cargo-zigbuild
+if [ ! -x target/platforms/bin/zig ] || [ ! -x target/platforms/bin/cargo-zigbuild ]; then
+  ln -sf "$(python3 -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')" target/platforms/bin/zig
+  ln -sf "$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "cargo-zigbuild"))')" target/platforms/bin/cargo-zigbuild
+fi
 target/platforms/bin/cargo-zigbuild --version >/dev/null
 
 [ "$qemu" = 1 ] || exit 0
