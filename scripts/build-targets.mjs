@@ -137,6 +137,26 @@ const ALLOWED_NEEDED = {
   musl: /^libc\.so$/,
 }
 
+/**
+ * Loads a musl addon with musl's own loader (scripts/platforms/musl-load.c), which binds every
+ * symbol at load time: a glibc-only symbol fails here. There is no musl Node on npm to load it in.
+ */
+function muslLoad(addon) {
+  const probe = join(ROOT, 'target', 'platforms', 'musl-load')
+  try {
+    execFileSync('musl-gcc', ['-O2', '-o', probe, join(ROOT, 'scripts', 'platforms', 'musl-load.c')], { stdio: 'inherit' })
+  } catch (error) {
+    if (error.code === 'ENOENT') return 'not load-checked: musl-gcc missing (musl-tools)'
+    throw error
+  }
+  try {
+    execFileSync(probe, [addon], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (error) {
+    throw new Error(`musl's loader refuses ${addon}: ${`${error.stderr ?? error.message}`.trim()}`)
+  }
+  return "loads with musl's loader"
+}
+
 function build(plan, env) {
   const { target, cargoTriple } = plan
   const result = { triple: target.triple, addon: plan.addon }
@@ -153,6 +173,7 @@ function build(plan, env) {
     result.addonNeeded = needed
     const unexpected = needed.filter((lib) => !ALLOWED_NEEDED[target.abi].test(lib))
     if (unexpected.length > 0) throw new Error(`${plan.addon} needs ${unexpected.join(', ')}, which a ${target.abi} system may lack`)
+    if (target.abi === 'musl' && target.triple.startsWith(`${HOST_ARCH}-`)) result.addonLoads = muslLoad(join(ROOT, plan.addon))
   }
   if (plan.supervisor !== null) {
     const supervisorArgs = [plan.zig ? 'zigbuild' : 'build', '--release', '-p', SUPERVISOR, '--target', cargoTriple, '--target-dir', 'target/supervisor']
@@ -201,7 +222,7 @@ for (const r of results) {
   if (r.failed) console.log(`  ${r.triple}: FAILED (${r.failed})`)
   else if (checkOnly) console.log(`  ${r.triple}: clippy clean, ${s(r.checkSeconds)}`)
   else {
-    const needed = r.addonNeeded ? `, needs ${r.addonNeeded.join(' ') || 'nothing'}` : ''
+    const needed = `${r.addonNeeded ? `, needs ${r.addonNeeded.join(' ') || 'nothing'}` : ''}${r.addonLoads ? `, ${r.addonLoads}` : ''}`
     const supervisor = r.supervisorBytes === undefined ? 'no supervisor' : `supervisor ${mb(r.supervisorBytes)} ${r.supervisorLinking} in ${s(r.supervisorSeconds)}`
     console.log(`  ${r.triple}: ${r.addon} ${mb(r.addonBytes)} in ${s(r.addonSeconds)}${needed}; ${supervisor}`)
   }

