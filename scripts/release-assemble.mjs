@@ -67,9 +67,14 @@ function isExecutableFor(file, target) {
 /** Windows needs no supervisor: a Job Object does its work (docs/ARCHITECTURE.md §4). */
 const needsSupervisor = (target) => target.platform !== 'win32'
 
-/** The supervisor built for `target`: `npm run build:supervisor` leaves it in target/supervisor/<triple>/release/ and copies it to the root. */
+/**
+ * The supervisor built for `target`: `npm run build:supervisor` and `npm run build:targets` leave it
+ * in target/supervisor/<triple>/release/; the first also copies the host's to the root, which is
+ * taken only for a linux gnu target of its arch (never for musl, whose own build comes first).
+ */
 function supervisorFor(target) {
-  const candidates = [join(ROOT, SUPERVISOR), join(ROOT, 'target', 'supervisor', target.triple, 'release', SUPERVISOR)]
+  const candidates = [join(ROOT, 'target', 'supervisor', target.triple, 'release', SUPERVISOR)]
+  if (target.platform === 'linux' && target.abi === 'gnu') candidates.push(join(ROOT, SUPERVISOR))
   return candidates.find((file) => existsSync(file) && isExecutableFor(file, target))
 }
 
