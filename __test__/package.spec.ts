@@ -1,10 +1,11 @@
 // The package as users install it: packed with `npm pack` (with its platform package, as
 // `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
 // strict TypeScript and npx.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADDON, PLATFORM, SUPERVISOR_NAME, skipWithoutSubreaper, supervisorForThisArch } from './support/platform.js'
 
@@ -34,27 +35,35 @@ function platformManifest(): string {
   return JSON.stringify(manifest, null, 2)
 }
 
-function pack(dir: string, destination: string): string {
+/**
+ * `run`, without blocking the event loop: vitest's worker must answer its own RPC within 60 s,
+ * and npm takes longer than that under qemu (`npm run test:arm64`).
+ */
+async function runAsync(command: string, args: string[], cwd: string): Promise<void> {
+  await promisify(execFile)(command, args, { cwd, env: USER_ENV, encoding: 'utf8' })
+}
+
+async function pack(dir: string, destination: string): Promise<string> {
   const before = new Set(readdirSync(destination))
-  run('npm', ['pack', '--silent', '--pack-destination', destination], dir)
+  await runAsync('npm', ['pack', '--silent', '--pack-destination', destination], dir)
   const tarball = readdirSync(destination).find((file) => file.endsWith('.tgz') && !before.has(file))
   if (!tarball) throw new Error(`npm pack made nothing in ${dir}`)
   return join(destination, tarball)
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'paf-pack-'))
   const platform = join(work, 'platform')
   mkdirSync(platform)
   writeFileSync(join(platform, 'package.json'), platformManifest())
   copyFileSync(ADDON, join(platform, `relay.${PLATFORM}.node`))
   copyFileSync(SUPERVISOR, join(platform, SUPERVISOR_NAME))
-  const tarballs = [pack(ROOT, work), pack(platform, work)]
+  const tarballs = [await pack(ROOT, work), await pack(platform, work)]
   project = join(work, 'project')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], project)
-}, 180_000)
+  await runAsync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], project)
+}, process.env.PAF_QEMU === undefined ? 180_000 : 600_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 

@@ -65,13 +65,19 @@ const env = {
   // package.spec.ts type-checks with tsc on it: the same check, minutes faster than emulated.
   PAF_HOST_NODE: process.execPath,
 }
-const vitest = (files, extra) => {
-  execFileSync(NODE_ARM64, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.arm64.config.ts', ...files], {
-    cwd: ROOT,
-    stdio: 'inherit',
-    env: { ...env, ...extra },
-    timeout: 40 * 60_000,
-  })
+/** One vitest run under the arm64 Node; its failure is reported, and the other run still goes. */
+const failures = []
+const vitest = (name, files, extra) => {
+  try {
+    execFileSync(NODE_ARM64, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.arm64.config.ts', ...files], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...env, ...extra },
+      timeout: 40 * 60_000,
+    })
+  } catch (error) {
+    failures.push(`${name}: vitest ${error.signal ? `killed by ${error.signal}` : `exited with ${error.status}`}`)
+  }
 }
 
 const arch = execFileSync(NODE_ARM64, ['-p', 'process.arch + " " + process.version'], { env, encoding: 'utf8' }).trim()
@@ -79,7 +85,9 @@ if (!arch.startsWith('arm64 ')) fail(`${NODE_ARM64} reports ${arch}, not arm64`)
 console.log(`test:arm64: Node ${arch} under ${execFileSync('qemu-aarch64-static', ['--version'], { encoding: 'utf8' }).split('\n')[0]}`)
 
 console.log(`\ntest:arm64 1/2: the arm64 addon with the arm64 supervisor (${paired})`)
-vitest([], { NAPI_RS_NATIVE_LIBRARY_PATH: join(paired, ADDON) })
+vitest('1/2 (arm64 supervisor)', [], { NAPI_RS_NATIVE_LIBRARY_PATH: join(paired, ADDON) })
 
 console.log('\ntest:arm64 2/2: the arm64 addon at the root with the x64 supervisor beside it, run natively (a real subreaper)')
-vitest(['__test__/host-death.spec.ts', '__test__/cli-backends.spec.ts'], {})
+vitest('2/2 (x64 supervisor)', ['__test__/host-death.spec.ts', '__test__/cli-backends.spec.ts'], {})
+if (failures.length > 0) fail(`failed: ${failures.join('; ')}`)
+console.log('\ntest:arm64: both runs passed')
