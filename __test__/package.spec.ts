@@ -26,15 +26,6 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
-/** This platform's package manifest: the committed linux-x64-gnu one, renamed for another arch. */
-function platformManifest(): string {
-  const x64 = readFileSync(join(ROOT, 'npm', 'linux-x64-gnu', 'package.json'), 'utf8')
-  if (PLATFORM === 'linux-x64-gnu') return x64
-  const manifest = JSON.parse(x64.replaceAll('linux-x64-gnu', PLATFORM)) as { cpu: string[] }
-  manifest.cpu = [process.arch]
-  return JSON.stringify(manifest, null, 2)
-}
-
 /**
  * `run`, without blocking the event loop: vitest's worker must answer its own RPC within 60 s,
  * and npm takes longer than that under qemu (`npm run test:arm64`).
@@ -55,7 +46,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'paf-pack-'))
   const platform = join(work, 'platform')
   mkdirSync(platform)
-  writeFileSync(join(platform, 'package.json'), platformManifest())
+  copyFileSync(join(ROOT, 'npm', PLATFORM, 'package.json'), join(platform, 'package.json'))
   copyFileSync(ADDON, join(platform, `relay.${PLATFORM}.node`))
   copyFileSync(SUPERVISOR, join(platform, SUPERVISOR_NAME))
   const tarballs = [await pack(ROOT, work), await pack(platform, work)]
