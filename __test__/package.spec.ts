@@ -6,7 +6,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ADDON, PLATFORM, SUPERVISOR_NAME, skipWithoutSubreaper, supervisorForThisArch } from './support/platform.js'
 
 const ROOT = resolve(__dirname, '..')
@@ -57,6 +57,10 @@ beforeAll(async () => {
 }, process.env.PAF_QEMU === undefined ? 180_000 : 600_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+// The tests below block on child processes; under qemu several in a row outlast the 60 s within
+// which vitest's worker must read its RPC replies: a turn of the event loop after each lets it.
+afterEach(() => new Promise<void>((resolveTurn) => setTimeout(resolveTurn, 1)))
 
 describe('the installed package', () => {
   it('ships only what it needs', () => {
