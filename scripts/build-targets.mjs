@@ -209,7 +209,8 @@ for (const plan of plans) {
   try {
     results.push(checkOnly ? check(plan, env) : build(plan, env))
   } catch (error) {
-    const why = error.status !== undefined ? `${error.path ?? 'a command'} exited with ${error.status} (its output is above)` : error.message
+    // execFileSync's message starts "Command failed: <command line>"; the command's own output is above.
+    const why = typeof error.status === 'number' ? `${error.message.split('\n')[0]}: exit ${error.status} (its output is above)` : error.message
     console.error(`\nbuild:targets: ${plan.target.triple} FAILED: ${why}`)
     results.push({ triple: plan.target.triple, failed: why })
   }
