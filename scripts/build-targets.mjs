@@ -175,6 +175,13 @@ function build(plan, env) {
     if (unexpected.length > 0) throw new Error(`${plan.addon} needs ${unexpected.join(', ')}, which a ${target.abi} system may lack`)
     if (target.abi === 'musl' && target.triple.startsWith(`${HOST_ARCH}-`)) result.addonLoads = muslLoad(join(ROOT, plan.addon))
   }
+  if (target.platform === 'win32') {
+    const imports = execFileSync(`${plan.linker}-objdump`, ['-p', join(ROOT, plan.addon)], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
+    result.addonNeeded = [...new Set([...imports.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1]))]
+    // mingw's own runtime DLLs are on no user's machine: they must be linked in statically.
+    const mingw = result.addonNeeded.filter((dll) => /^lib.*\.dll$/i.test(dll))
+    if (mingw.length > 0) throw new Error(`${plan.addon} imports ${mingw.join(', ')}, which Windows does not have`)
+  }
   if (plan.supervisor !== null) {
     const supervisorArgs = [plan.zig ? 'zigbuild' : 'build', '--release', '-p', SUPERVISOR, '--target', cargoTriple, '--target-dir', 'target/supervisor']
     // The supervisor starts once per relay: static, it skips the dynamic loader (BENCHMARKS.md).
