@@ -192,6 +192,23 @@ enum Reaped {
     SomeRunning,
 }
 
+/// Reaps every child that has exited (on Linux also the orphans adopted as subreaper); the
+/// backend's wait status if it was among them.
+fn reap_children(backend: i32) -> Option<libc::c_int> {
+    let mut backend_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is ours to write.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return backend_status;
+        }
+        if pid == backend {
+            backend_status = Some(status);
+        }
+    }
+}
+
 /// Reaps every child that has exited.
 fn reap_all() -> Reaped {
     loop {

@@ -40,6 +40,18 @@ pub enum Signal {
     Kill,
 }
 
+#[cfg(unix)]
+impl Signal {
+    /// The signal's number, for `kill(2)`.
+    pub fn number(self) -> libc::c_int {
+        match self {
+            Signal::Term => libc::SIGTERM,
+            Signal::Stop => libc::SIGSTOP,
+            Signal::Kill => libc::SIGKILL,
+        }
+    }
+}
+
 /// The OS's processes, as far as the tree needs them.
 pub trait Processes {
     /// The processes whose parent is `pid` (zombies may be among them).
@@ -441,13 +453,8 @@ mod tests {
                 })
             }
             fn signal(&mut self, pid: i32, signal: Signal) {
-                let signal = match signal {
-                    Signal::Term => libc::SIGTERM,
-                    Signal::Stop => libc::SIGSTOP,
-                    Signal::Kill => libc::SIGKILL,
-                };
                 // SAFETY: plain integers.
-                unsafe { libc::kill(pid, signal) };
+                unsafe { libc::kill(pid, signal.number()) };
             }
             fn pause(&mut self) {
                 std::thread::sleep(Duration::from_millis(1));

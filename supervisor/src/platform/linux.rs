@@ -75,7 +75,7 @@ impl Supervisor {
     pub fn watch(&mut self) -> Ending {
         loop {
             let stop = self.wait_for_events(None);
-            if let Some(status) = self.reap_children() {
+            if let Some(status) = super::reap_children(self.backend) {
                 return Ending::BackendExited(status);
             }
             if stop || !self.parent_is_alive() {
@@ -159,22 +159,6 @@ impl Supervisor {
         }
     }
 
-    /// Reaps every child that has exited (orphans adopted as subreaper too); the backend's wait
-    /// status once it has exited.
-    fn reap_children(&mut self) -> Option<libc::c_int> {
-        let mut backend_status = None;
-        loop {
-            let mut status = 0;
-            // SAFETY: `status` is ours to write.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return backend_status;
-            }
-            if pid == self.backend {
-                backend_status = Some(status);
-            }
-        }
-    }
 }
 
 /// `pidfd_open(pid)`; `None` where the kernel does not have it.

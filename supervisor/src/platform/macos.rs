@@ -81,7 +81,7 @@ impl Supervisor {
     pub fn watch(&mut self) -> Ending {
         let mut stop = false;
         loop {
-            if let Some(status) = self.reap_children() {
+            if let Some(status) = super::reap_children(self.backend) {
                 return Ending::BackendExited(status);
             }
             if stop || !self.parent_is_alive() {
@@ -145,21 +145,6 @@ impl Supervisor {
         })
     }
 
-    /// Reaps every child that has exited; the backend's wait status once it has.
-    fn reap_children(&mut self) -> Option<libc::c_int> {
-        let mut backend_status = None;
-        loop {
-            let mut status = 0;
-            // SAFETY: `status` is ours to write.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return backend_status;
-            }
-            if pid == self.backend {
-                backend_status = Some(status);
-            }
-        }
-    }
 }
 
 /// Adds `EVFILT_PROC` (`ident` a pid, `fflags` `NOTE_EXIT`) or `EVFILT_SIGNAL` (`ident` a signal
@@ -225,13 +210,8 @@ impl Processes for Libproc {
     }
 
     fn signal(&mut self, pid: i32, signal: Signal) {
-        let signal = match signal {
-            Signal::Term => libc::SIGTERM,
-            Signal::Stop => libc::SIGSTOP,
-            Signal::Kill => libc::SIGKILL,
-        };
         // SAFETY: plain integers; a process gone since the look makes this fail (ESRCH).
-        unsafe { libc::kill(pid, signal) };
+        unsafe { libc::kill(pid, signal.number()) };
     }
 
     fn pause(&mut self) {
