@@ -158,7 +158,6 @@ impl Supervisor {
             stop |= info.ssi_signo != libc::SIGCHLD as u32;
         }
     }
-
 }
 
 /// `pidfd_open(pid)`; `None` where the kernel does not have it.

@@ -144,7 +144,6 @@ impl Supervisor {
             _ => false,
         })
     }
-
 }
 
 /// Adds `EVFILT_PROC` (`ident` a pid, `fflags` `NOTE_EXIT`) or `EVFILT_SIGNAL` (`ident` a signal
