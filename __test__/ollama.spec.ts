@@ -1,5 +1,6 @@
 // The ollama backend against a real HTTP server started by the test, which streams NDJSON as a
-// real Ollama does for `"stream": true`.
+// real Ollama does for `"stream": true` (a relay nobody streams asks for `"stream": false`; the
+// same NDJSON is read then too).
 import { once } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -85,7 +86,8 @@ describe('ollama', () => {
     await expect(relay({ prompt: 'Hello', repoPath: repo.path, backend: 'ollama', model: 'llama3' })).resolves.toBe('ollama says hi')
     expect(stub.bodies).toHaveLength(1)
     const body = stub.bodies[0]
-    expect(body).toMatchObject({ model: 'llama3', stream: true })
+    // As upstream's relay(): nobody streams this call, so one JSON answer is asked for.
+    expect(body).toMatchObject({ model: 'llama3', stream: false })
     const messages = body.messages as Array<{ role: string; content: string }>
     expect(messages).toHaveLength(1)
     expect(messages[0].role).toBe('user')
@@ -114,10 +116,22 @@ describe('ollama', () => {
     ['an empty answer', (_, res) => json(res, 200, { message: { content: ' \n' } }), 'ERR_BACKEND_NO_OUTPUT', 'Ollama completed without producing output'],
     ['an empty stream', (_, res) => ndjson(res).end(line(' \n') + doneLine()), 'ERR_BACKEND_NO_OUTPUT', 'Ollama completed without producing output'],
     ['an error line mid-stream', (_, res) => ndjson(res).end(`${line('partial')}{"error":"unexpected EOF"}\n`), 'ERR_BACKEND_FAILED', 'Ollama error: unexpected EOF'],
-    ['an over-long line', (_, res) => ndjson(res).end(line('x'.repeat(1024 * 1024))), 'ERR_BACKEND_FAILED', 'Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)'],
+    // Each U+0001 is six bytes of JSON (`\u0001`): a 17 MiB body for a 3 MB answer.
+    ['an over-long answer', (_, res) => ndjson(res).end(line('\u0001'.repeat(3_000_000))), 'ERR_BACKEND_FAILED', 'Ollama returned an answer longer than 17825792 bytes (HTTP 200)'],
   ])('reports %s', async (_, reply, code, message) => {
     handler = reply
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({ code, message, backend: 'ollama' })
+  })
+
+  it('refuses a streamed line over 1 MiB, which a relay nobody streams reads whole', async () => {
+    handler = (_, res) => ndjson(res).end(line('x'.repeat(1024 * 1024)) + doneLine())
+    const chunks: string[] = []
+    const streamed = (async () => {
+      for await (const chunk of relayStream({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })) chunks.push(chunk)
+    })()
+    await expect(streamed).rejects.toMatchObject({ code: 'ERR_BACKEND_FAILED', message: 'Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)' })
+    expect(chunks).toEqual([])
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).resolves.toHaveLength(1024 * 1024)
   })
 
   it('a server that never answers times out', async () => {
@@ -162,6 +176,8 @@ describe('ollama', () => {
       const seen: string[] = []
       await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', onChunk: (t) => seen.push(t) })).resolves.toBe(answer)
       expect(seen).toEqual(streamed)
+      // Streamed calls ask for a stream; the plain relay() does not.
+      expect(stub.bodies.map((b) => b.stream)).toEqual([true, false, true])
     })
 
     it('keeps a 4-byte character whole when it is split across two TCP writes', async () => {

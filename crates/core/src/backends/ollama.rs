@@ -1,12 +1,15 @@
-//! The built-in Ollama backend: one streamed `POST {host}/api/chat` to a local (or remote)
-//! Ollama server. Reviews take the generic path (diff in the prompt).
+//! The built-in Ollama backend: one `POST {host}/api/chat` to a local (or remote) Ollama
+//! server. Reviews take the generic path (diff in the prompt).
 //!
-//! The request asks for `"stream": true`; the NDJSON answer is read line by line as it arrives
-//! (see [`super::ollama_ndjson`]) and each piece of `message.content` goes to the call's chunk
-//! sink at once, so `relayStream()` yields Ollama's tokens as the model writes them. The sink's
-//! backpressure is the body's: while the consumer has 1 MiB unread the body is not read, and the
-//! server's writes stall once the socket buffers fill. The answer is the whole content, trimmed
-//! and kept to `MAX_OUTPUT_BYTES` (counted past it), exactly as a non-streamed answer was.
+//! A call somebody streams (`relayStream()`, `onChunk`) asks for `"stream": true`; the NDJSON
+//! answer is read line by line as it arrives (see [`super::ollama_ndjson`]) and each piece of
+//! `message.content` goes to the call's chunk sink at once, so the caller gets Ollama's tokens
+//! as the model writes them. The sink's backpressure is the body's: while the consumer has 1 MiB
+//! unread the body is not read, and the server's writes stall once the socket buffers fill.
+//! Any other call asks for `"stream": false`, as upstream's `relay()` does: one JSON object, one
+//! write for the server and one line for us, read through the same parser with a larger limit
+//! ([`WHOLE_BODY_BYTES`]). Either way the answer is the whole content, trimmed and kept to
+//! `MAX_OUTPUT_BYTES` (counted past it).
 //!
 //! The answer ends at the line with `"done": true`. A body that ends without one (a server that
 //! closes the stream cleanly early, or one that ignores `"stream": true` and answers a single
@@ -50,6 +53,11 @@ const ERROR_BODY_BYTES: usize = 1024;
 /// reused; a server that sends more or stalls has its connection closed instead.
 const REST_OF_BODY_WAIT: Duration = Duration::from_millis(100);
 const REST_OF_BODY_BYTES: usize = 64 * 1024;
+
+/// The longest body of a `"stream": false` answer: the largest answer a backend may give,
+/// JSON-escaped (most text grows by a few percent; the limit allows it to double), plus the
+/// reply's other fields. A longer body is refused, never buffered whole.
+const WHOLE_BODY_BYTES: usize = 2 * MAX_OUTPUT_BYTES + MAX_LINE_BYTES;
 
 /// Clients kept: one per tokio runtime that ran an Ollama request (see [`client`]).
 const MAX_CLIENTS: usize = 8;
@@ -144,7 +152,7 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
                 content: &request.prompt,
             }])
             .collect(),
-        stream: true,
+        stream: request.chunks.is_streaming(),
         format: request.schema.as_deref().map(Schema::value),
     }
 }
@@ -242,7 +250,12 @@ async fn exchange(
             status.as_u16()
         ))));
     }
-    let mut lines = ChatStream::new(MAX_LINE_BYTES);
+    let streamed = body.stream;
+    let mut lines = ChatStream::new(if streamed {
+        MAX_LINE_BYTES
+    } else {
+        WHOLE_BODY_BYTES
+    });
     let mut events = Vec::new();
     let mut answer = BoundedText::new(MAX_OUTPUT_BYTES);
     // Whether text that is not whitespace was streamed.
@@ -277,7 +290,7 @@ async fn exchange(
             }
         }
         if let Err(bad) = read {
-            return Ok(Err(bad_body(bad, status)));
+            return Ok(Err(bad_body(bad, status, streamed)));
         }
         if bytes.is_none() {
             let_the_connection_return_to_the_pool().await;
@@ -311,14 +324,18 @@ async fn let_the_connection_return_to_the_pool() {
     tokio::task::yield_now().await;
 }
 
-fn bad_body(bad: BadBody, status: reqwest::StatusCode) -> BackendFailure {
-    match bad {
-        BadBody::InvalidJson => failed(format!(
+fn bad_body(bad: BadBody, status: reqwest::StatusCode, streamed: bool) -> BackendFailure {
+    match (bad, streamed) {
+        (BadBody::InvalidJson, _) => failed(format!(
             "Ollama returned invalid JSON (HTTP {})",
             status.as_u16()
         )),
-        BadBody::LineTooLong => failed(format!(
+        (BadBody::LineTooLong, true) => failed(format!(
             "Ollama returned an NDJSON line longer than {MAX_LINE_BYTES} bytes (HTTP {})",
+            status.as_u16()
+        )),
+        (BadBody::LineTooLong, false) => failed(format!(
+            "Ollama returned an answer longer than {WHOLE_BODY_BYTES} bytes (HTTP {})",
             status.as_u16()
         )),
     }
@@ -562,8 +579,27 @@ mod tests {
         assert_eq!(received[0].path, "/api/chat");
         assert_eq!(
             String::from_utf8_lossy(&received[0].body),
-            r#"{"model":"llama3.2","messages":[{"role":"user","content":"What is 2+2?"}],"stream":true}"#
+            r#"{"model":"llama3.2","messages":[{"role":"user","content":"What is 2+2?"}],"stream":false}"#
         );
+    }
+
+    #[tokio::test]
+    async fn asks_for_a_stream_only_when_somebody_streams() {
+        let server = TestServer::start(|_| chat_reply("4")).await;
+        let (running, source) =
+            start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
+        let (chunks, result, _) = collect(running, source).await;
+        assert_eq!((texts(&chunks), result), (vec!["4"], Ok("4".to_string())));
+        assert_eq!(run(request(&server.url(), 30.0)).await, Ok("4".to_string()));
+        let streams: Vec<serde_json::Value> = server
+            .received()
+            .iter()
+            .map(|r| {
+                serde_json::from_slice::<serde_json::Value>(&r.body).expect("JSON")["stream"]
+                    .clone()
+            })
+            .collect();
+        assert_eq!(streams, [true, false]);
     }
 
     #[tokio::test]
@@ -590,7 +626,7 @@ mod tests {
             .collect();
         assert_eq!(bodies[0]["model"], "qwen2.5-coder");
         assert_eq!(bodies[1].get("model"), None);
-        assert_eq!(bodies[1]["stream"], true);
+        assert_eq!(bodies[1]["stream"], false);
         assert_eq!(bodies[1]["messages"][0]["content"], "What is 2+2?");
         assert_eq!(bodies[2].get("model"), None);
     }
@@ -942,12 +978,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn refuses_a_line_past_the_line_limit() {
-        let (kind, message) = answered_with(chat_reply(&"x".repeat(MAX_LINE_BYTES))).await;
+    async fn refuses_a_streamed_line_past_the_line_limit() {
+        let server = TestServer::start(|_| chat_reply(&"x".repeat(MAX_LINE_BYTES))).await;
+        let (running, source) =
+            start_streaming(request(&server.url(), 30.0), &CancellationToken::new());
+        let (_, result, _) = collect(running, source).await;
+        assert_eq!(
+            reported(result),
+            (
+                BackendFailureKind::Failed,
+                "Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)".to_string()
+            )
+        );
+        // Not streamed, the same reply is one answer of 1 MiB.
+        let answer = run(request(&server.url(), 30.0)).await.expect("an answer");
+        assert_eq!(answer.len(), MAX_LINE_BYTES);
+    }
+
+    #[tokio::test]
+    async fn refuses_a_whole_body_past_its_limit() {
+        let (kind, message) =
+            answered_with(chat_reply(&"\u{1}".repeat(WHOLE_BODY_BYTES / 6 + 1))).await;
         assert_eq!(kind, BackendFailureKind::Failed);
         assert_eq!(
             message,
-            "Ollama returned an NDJSON line longer than 1048576 bytes (HTTP 200)"
+            format!("Ollama returned an answer longer than {WHOLE_BODY_BYTES} bytes (HTTP 200)")
         );
     }
 
