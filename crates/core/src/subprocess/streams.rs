@@ -13,6 +13,24 @@ use tokio::time::Instant;
 use super::{LineSender, Sink, READ_CHUNK};
 use crate::lines::{LineSplitter, StdoutLine};
 
+/// One pipe's read buffer. Its memory is only touched where reads write (it is never zeroed):
+/// a child that prints a line costs a page, not [`READ_CHUNK`], which with hundreds of relays
+/// at once is most of their memory (BENCHMARKS.md, "256 at once").
+struct ReadBuffer(Vec<u8>);
+
+impl ReadBuffer {
+    fn new() -> Self {
+        ReadBuffer(Vec::with_capacity(READ_CHUNK))
+    }
+
+    /// The next bytes of `stream`; empty at its end.
+    async fn read_from<R: AsyncRead + Unpin>(&mut self, stream: &mut R) -> io::Result<&[u8]> {
+        self.0.clear();
+        stream.read_buf(&mut self.0).await?;
+        Ok(&self.0)
+    }
+}
+
 /// Reads a stream to its end into `sink`, which keeps what fits and counts the rest.
 pub(super) async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
     stream: Option<R>,
@@ -21,11 +39,11 @@ pub(super) async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
     let Some(mut stream) = stream else {
         return Ok(());
     };
-    let mut buf = vec![0; READ_CHUNK];
+    let mut buf = ReadBuffer::new();
     loop {
-        match stream.read(&mut buf).await {
-            Ok(0) => return Ok(()),
-            Ok(n) => sink.push(&buf[..n]),
+        match buf.read_from(&mut stream).await {
+            Ok(&[]) => return Ok(()),
+            Ok(bytes) => sink.push(bytes),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
@@ -52,13 +70,13 @@ pub(super) async fn read_stdout<R: AsyncRead + Unpin, S: Sink>(
     let mut sender = Some(sender);
     let mut splitter = LineSplitter::new(max_line);
     let mut ready = VecDeque::new();
-    let mut buf = vec![0; READ_CHUNK];
+    let mut buf = ReadBuffer::new();
     loop {
-        match stream.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => {
-                text.push(&buf[..n]);
-                splitter.push(&buf[..n], &mut ready);
+        match buf.read_from(&mut stream).await {
+            Ok(&[]) => break,
+            Ok(bytes) => {
+                text.push(bytes);
+                splitter.push(bytes, &mut ready);
                 deliver(&mut sender, &mut ready, consumer).await;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
