@@ -49,6 +49,8 @@ const KILL_LIMIT: Duration = Duration::from_secs(5);
 
 struct Args {
     parent: i32,
+    /// [`EXEC_FLAG`]: become the program instead of supervising it.
+    exec: bool,
     grace: Duration,
     remove: Vec<PathBuf>,
     program: OsString,
@@ -60,11 +62,16 @@ impl Args {
         let mut parent = None;
         let mut grace = Duration::from_millis(500);
         let mut remove = Vec::new();
+        let mut exec = false;
         loop {
             let flag = argv.next().ok_or("missing -- and the program")?;
             let flag = flag.to_str().ok_or("flags must be UTF-8")?.to_owned();
             if flag == END_OF_FLAGS {
                 break;
+            }
+            if flag == EXEC_FLAG {
+                exec = true;
+                continue;
             }
             let value = argv.next().ok_or_else(|| format!("{flag} needs a value"))?;
             let number = || -> Result<u64, String> {
@@ -83,6 +90,7 @@ impl Args {
         let program = argv.next().ok_or("missing the program")?;
         Ok(Args {
             parent: parent.ok_or("missing --parent")?,
+            exec,
             grace,
             remove,
             program,
@@ -101,6 +109,9 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
         Ok(args) => args,
         Err(detail) => fail_to_start(&format!("{detail} (os error {})", libc::EINVAL)),
     };
+    if args.exec {
+        become_program(&args)
+    }
     let mut supervisor = match Supervisor::start(&args) {
         Ok(supervisor) => supervisor,
         Err(e) => fail_to_start(&e.to_string()),
@@ -120,6 +131,16 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
             std::process::exit(128 + libc::SIGTERM)
         }
     }
+}
+
+/// [`EXEC_FLAG`]: SIGKILL when the parent dies (kept across `execve`), then the program in this
+/// process, with the stdio, group and environment it was given.
+fn become_program(args: &Args) -> ! {
+    if let Err(e) = platform::die_with_parent(args.parent) {
+        fail_to_start(&e.to_string())
+    }
+    let e = Command::new(&args.program).args(&args.program_args).exec();
+    fail_to_start(&e.to_string())
 }
 
 /// Says why on stderr (which the relay reads) and exits with [`SPAWN_FAILED_EXIT`]. `detail`

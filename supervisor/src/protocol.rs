@@ -10,6 +10,11 @@ pub const PARENT_FLAG: &str = "--parent";
 pub const GRACE_FLAG: &str = "--grace-ms";
 /// `--remove <dir>` (repeatable): folders removed when the run is stopped or its parent dies.
 pub const REMOVE_FLAG: &str = "--remove";
+/// `--exec` (no value): supervise nothing; ask for SIGKILL when `--parent` dies and become the
+/// program (`execvp`, the same process). For a short child that must not outlive the host but
+/// needs no tree kill (git on Linux): it is started without a `fork` of the host, which costs
+/// more than this binary's start (docs/ARCHITECTURE.md §4). Linux only.
+pub const EXEC_FLAG: &str = "--exec";
 /// Ends the supervisor's own flags; the backend's program and arguments follow.
 pub const END_OF_FLAGS: &str = "--";
 

@@ -148,3 +148,106 @@ fn musl_build_reports_a_usage_error() {
         reports_a_usage_error_as_it_does_a_spawn_failure(&supervisor);
     }
 }
+
+/// `--exec` as the relay starts git on Linux (crates/core/src/subprocess/unix.rs).
+#[cfg(target_os = "linux")]
+fn exec(supervisor: &Path, parent: u32, program: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(supervisor);
+    command
+        .arg(PARENT_FLAG)
+        .arg(parent.to_string())
+        .arg(EXEC_FLAG)
+        .arg(END_OF_FLAGS)
+        .arg(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .process_group(0);
+    command
+}
+
+#[cfg(target_os = "linux")]
+fn becomes_the_program(supervisor: &Path) {
+    // The program is the process that was started (exec, not a child): `$$` is its pid.
+    let child = exec(
+        supervisor,
+        std::process::id(),
+        "sh",
+        &["-c", "echo $$; exit 4"],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("the supervisor starts");
+    let pid = child.id();
+    let output = child.wait_with_output().expect("it ends");
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), format!("{pid}\n"));
+    // A program it cannot start comes back as a spawn failure, with the OS's error.
+    let output = exec(supervisor, std::process::id(), "no-such-program-here", &[])
+        .output()
+        .expect("the supervisor starts");
+    assert_eq!(output.status.code(), Some(SPAWN_FAILED_EXIT));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(spawn_failure_errno(&stderr), Some(libc::ENOENT), "{stderr}");
+    // Told a parent that is not its own (as when the host died before it asked for the
+    // signal), it starts nothing.
+    let output = exec(supervisor, 1, "sh", &["-c", "echo ran"])
+        .output()
+        .expect("the supervisor starts");
+    assert_eq!(output.status.code(), Some(SPAWN_FAILED_EXIT));
+    assert_eq!(output.stdout, b"");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(spawn_failure_errno(&stderr), Some(libc::ESRCH), "{stderr}");
+}
+
+/// The program it became is killed when the process that started it dies.
+#[cfg(target_os = "linux")]
+fn the_program_dies_with_its_parent(supervisor: &Path) {
+    // A shell starts the supervisor in the background, says the program's pid, and exits:
+    // the program (a long sleep) must die with it.
+    let script = format!(
+        "{} {} $$ {} {} sleep 600 >/dev/null 2>&1 & echo $!; sleep 0.2; exit 0",
+        supervisor.display(),
+        PARENT_FLAG,
+        EXEC_FLAG,
+        END_OF_FLAGS
+    );
+    let output = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs");
+    let pid: i32 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("a pid");
+    let started = std::time::Instant::now();
+    // SAFETY: signal 0 only checks that the process exists.
+    while unsafe { libc::kill(pid, 0) } == 0 {
+        if started.elapsed() > std::time::Duration::from_secs(5) {
+            // SAFETY: plain-data arguments; the test's own stray process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the program {pid} outlived its parent");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn host_build_exec_becomes_the_program() {
+    becomes_the_program(&host_supervisor());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn host_build_exec_dies_with_its_parent() {
+    the_program_dies_with_its_parent(&host_supervisor());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn musl_build_exec_becomes_the_program() {
+    if let Some(supervisor) = musl_supervisor("musl_build_exec_becomes_the_program") {
+        becomes_the_program(&supervisor);
+    }
+}

@@ -173,6 +173,20 @@ fn open_pidfd(pid: i32) -> io::Result<Option<Fd>> {
     }
 }
 
+/// `--exec`: this process (and the program it becomes) gets SIGKILL when `parent` dies.
+pub fn die_with_parent(parent: i32) -> io::Result<()> {
+    // SAFETY: plain integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // The parent died before the signal was asked for.
+    // SAFETY: no arguments, no preconditions.
+    if unsafe { libc::getppid() } != parent {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
 /// Runs in the backend between fork and exec: only async-signal-safe calls (sigprocmask, signal,
 /// prctl).
 pub fn in_backend_before_exec() -> io::Result<()> {

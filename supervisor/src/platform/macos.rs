@@ -168,6 +168,11 @@ fn watch_exit_or_signal(events: &Fd, ident: i32, filter: i16, fflags: u32) -> io
         .map(drop)
 }
 
+/// `--exec`: macOS has no parent-death signal, and the relay never asks for it there.
+pub fn die_with_parent(_parent: i32) -> io::Result<()> {
+    Err(io::Error::from_raw_os_error(libc::ENOTSUP))
+}
+
 /// Runs in the backend between fork and exec: only async-signal-safe calls (signal).
 pub fn in_backend_before_exec() -> io::Result<()> {
     // An ignored signal stays ignored across exec: the backend gets the defaults back, or it

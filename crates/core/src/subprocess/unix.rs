@@ -15,7 +15,8 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use super::{ProcessError, Supervision};
 use crate::env::Env;
 use phone_a_friend_supervisor::protocol::{
-    spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
+    spawn_failure_errno, END_OF_FLAGS, EXEC_FLAG, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG,
+    SPAWN_FAILED_EXIT,
 };
 
 /// How long a group gets between SIGTERM and SIGKILL.
@@ -31,6 +32,9 @@ const REAP_GRACE: Duration = Duration::from_secs(2);
 pub(super) struct Command {
     command: tokio::process::Command,
     supervised: bool,
+    /// Started through the supervisor's executable (supervised, or `--exec`): a failure to
+    /// start the program comes back as its exit and a line on stderr.
+    launched: bool,
 }
 
 impl Command {
@@ -42,6 +46,7 @@ impl Command {
         supervision: Supervision,
     ) -> Result<Command, ProcessError> {
         let supervised = matches!(supervision, Supervision::Supervised { .. });
+        let mut launched = supervised;
         let mut command = match supervision {
             Supervision::Supervised { remove_on_stop } => {
                 let supervisor =
@@ -58,11 +63,17 @@ impl Command {
                 command.arg(END_OF_FLAGS).arg(program);
                 command
             }
-            Supervision::Unsupervised => {
-                let mut command = std::process::Command::new(program);
-                die_with_the_host(&mut command);
-                command
-            }
+            Supervision::Unsupervised => match die_with_the_host(program) {
+                Some(command) => {
+                    launched = true;
+                    command
+                }
+                None => {
+                    let mut command = std::process::Command::new(program);
+                    die_with_the_host_after_fork(&mut command);
+                    command
+                }
+            },
         };
         // Out of the host's group: a terminal's Ctrl-C is for the host to handle.
         command.process_group(0);
@@ -72,6 +83,7 @@ impl Command {
         Ok(Command {
             command,
             supervised,
+            launched,
         })
     }
 
@@ -103,6 +115,7 @@ impl Command {
                 supervised: self.supervised,
                 armed: true,
             },
+            launched: self.launched,
             child,
         })
     }
@@ -113,6 +126,7 @@ pub(super) struct Running {
     // Declared before `child` so it drops first: the child is signalled while it is not yet
     // reaped, and so while its id cannot have been reused.
     guard: ChildGuard,
+    launched: bool,
     child: Child,
 }
 
@@ -166,7 +180,7 @@ impl Running {
     /// The supervisor could not start the program: it said so as exit 127 and a line on
     /// stderr (`protocol::spawn_failure_errno`).
     pub(super) fn spawn_failure(&self, status: ExitStatus, stderr: &str) -> Option<io::Error> {
-        if !self.guard.supervised || status.code() != Some(SPAWN_FAILED_EXIT) {
+        if !self.launched || status.code() != Some(SPAWN_FAILED_EXIT) {
             return None;
         }
         spawn_failure_errno(stderr).map(io::Error::from_raw_os_error)
@@ -188,12 +202,37 @@ pub(super) fn set_pipe_capacity(pipe: &ChildStdout, bytes: usize) {
     set_linux_pipe_size(pipe.as_raw_fd(), bytes);
 }
 
-/// Makes an unsupervised child get SIGKILL when the host dies (git is quick, and with the
+/// An unsupervised child gets SIGKILL when the host dies (git is quick, and with the
 /// repository's programs neutralised starts none of its own, but a FIFO in the repository can
 /// make it wait forever). `PR_SET_PDEATHSIG` follows the thread that started the child: a
 /// runtime worker or the JS thread, which live as long as the host.
+///
+/// Asked for by the supervisor's executable in `--exec` mode, which then becomes `program`:
+/// started with `posix_spawn` (no `pre_exec`), that costs less than asking in the child between
+/// `fork` and `exec`, as `fork` copies the host's page tables and runs its fork handlers
+/// (BENCHMARKS.md: ~0.6 ms of CPU per git run). `None` when the executable is missing.
 #[cfg(target_os = "linux")]
-fn die_with_the_host(command: &mut std::process::Command) {
+fn die_with_the_host(program: &OsStr) -> Option<std::process::Command> {
+    let launcher = crate::supervisor::executable().ok()?;
+    let mut command = std::process::Command::new(launcher);
+    command
+        .arg(PARENT_FLAG)
+        .arg(std::process::id().to_string())
+        .arg(EXEC_FLAG)
+        .arg(END_OF_FLAGS)
+        .arg(program);
+    Some(command)
+}
+
+/// macOS has no parent-death signal (see [`die_with_the_host_after_fork`]).
+#[cfg(not(target_os = "linux"))]
+fn die_with_the_host(_program: &OsStr) -> Option<std::process::Command> {
+    None
+}
+
+/// [`die_with_the_host`] without the supervisor's executable: asked for in the child.
+#[cfg(target_os = "linux")]
+fn die_with_the_host_after_fork(command: &mut std::process::Command) {
     // SAFETY: getpid is async-signal-safe and has no preconditions.
     let host = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
@@ -216,7 +255,7 @@ fn die_with_the_host(command: &mut std::process::Command) {
 /// drop, but if the host dies without its cleanup it ends when its work does
 /// (docs/GUARANTEES.md, "On macOS").
 #[cfg(not(target_os = "linux"))]
-fn die_with_the_host(_command: &mut std::process::Command) {}
+fn die_with_the_host_after_fork(_command: &mut std::process::Command) {}
 
 /// Best effort: a pipe left at its default size still works.
 #[cfg(target_os = "linux")]
