@@ -538,17 +538,42 @@ fn helper_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
         .ok_or(RelayError::InvalidTimeout)
 }
 
-/// Runs `work` to its end on a small runtime of this thread (for the synchronous helpers).
+thread_local! {
+    /// The synchronous helpers' runtime on this thread (the JS thread, or a worker's), built on
+    /// its first call and kept: building one per call was a tenth of a `gitDiffBase()`.
+    static HELPERS_RUNTIME: std::cell::RefCell<Option<tokio::runtime::Runtime>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `work` to its end on this thread's small runtime (for the synchronous helpers).
 fn block_on<F: Future>(
     work: impl FnOnce(Deadline) -> F,
     timeout: Timeout,
 ) -> io::Result<F::Output> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()?;
-    Ok(runtime
-        .block_on(async { work(Deadline::starting_now(timeout, CancellationToken::new())).await }))
+    let build = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+    };
+    let run = |runtime: &tokio::runtime::Runtime| {
+        runtime.block_on(async {
+            work(Deadline::starting_now(timeout, CancellationToken::new())).await
+        })
+    };
+    HELPERS_RUNTIME.with(|kept| match kept.try_borrow_mut() {
+        Ok(mut kept) => {
+            if kept.is_none() {
+                *kept = Some(build()?);
+            }
+            match kept.as_ref() {
+                Some(runtime) => Ok(run(runtime)),
+                None => Ok(run(&build()?)),
+            }
+        }
+        // In use further up this thread's stack (it cannot be today): one of its own.
+        Err(_) => Ok(run(&build()?)),
+    })
 }
 
 /// `gitDiffBase()`: synchronous, bounded by `timeout_seconds` (default 30 s); past it,
