@@ -29,14 +29,23 @@ pub async fn resolve_context(
             Err(RelayError::ContextConflict.into())
         }
         Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
-        None if text.len() > MAX_CONTEXT_FILE_BYTES => Err(RelayError::TooLarge {
+        None => inline_context(context_text)
+            .map(str::to_string)
+            .map_err(Into::into),
+    }
+}
+
+/// The trimmed inline context, when there is no context file: a check that waits on nothing.
+pub fn inline_context(context_text: Option<&str>) -> Result<&str, RelayError> {
+    let text = js_trim(context_text.unwrap_or(""));
+    if text.len() > MAX_CONTEXT_FILE_BYTES {
+        return Err(RelayError::TooLarge {
             subject: Subject::ContextText,
             size: text.len() as u64,
             max: MAX_CONTEXT_FILE_BYTES,
-        }
-        .into()),
-        None => Ok(text.to_string()),
+        });
     }
+    Ok(text)
 }
 
 fn unreadable(path: &str) -> impl Fn(std::io::Error) -> RelayError + '_ {

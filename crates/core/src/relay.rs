@@ -174,7 +174,9 @@ fn check_target<B>(
 
 /// Checks 1 to 4 (docs/CONTRACT.md §3), which wait on nothing (a `stat` of the repository at
 /// most), in the order the preparation makes them: a call they refuse can be refused where it is
-/// made, without a thread hop. The preparation makes them again.
+/// made, without a thread hop. The preparation makes them again. So is the size of an inline
+/// context, when no step between check 4 and it (a session, a schema) is asked for and it is
+/// the only context.
 pub fn relay_refused_at_once(
     registry: &Registry,
     options: &RelayOptions,
@@ -187,6 +189,18 @@ pub fn relay_refused_at_once(
         &options.common(),
         |registry, sandbox| one_backend(options.backend.as_deref())(registry, sandbox).map(drop),
     )
+    .or_else(|| {
+        let context_is_next = options.session.is_none()
+            && options.backend_session.is_none()
+            && options.schema.is_none()
+            && options.context_file.is_none();
+        if !context_is_next {
+            return None;
+        }
+        crate::context::inline_context(options.context_text.as_deref())
+            .err()
+            .map(RelayFailure::from)
+    })
 }
 
 /// [`relay_refused_at_once`] for `relayAll()`, whose check 4 fails each backend on its own.
@@ -552,19 +566,21 @@ pub async fn relay(
     options: RelayOptions,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
+    // The steps before and after the backend are boxed: their state is not part of what a relay
+    // keeps while its backend runs, the longest wait by far (hundreds at once: BENCHMARKS.md).
     let Prepared {
         backend,
         mut request,
         session,
         diff,
-    } = prepare_relay(
+    } = Box::pin(prepare_relay(
         &registry,
         options,
         &call.env,
         &call.cwd,
         &call.link,
         &call.cancel,
-    )
+    ))
     .await?;
     warn_about_diff(&call, diff).await;
     let deadline = request.deadline.clone();
@@ -576,11 +592,11 @@ pub async fn relay(
     if let Some(session) = &session {
         sessions::check_resumed(&session.label, &session.turn)?;
     }
-    let answer = checked(answer, schema.as_ref(), false, &deadline).await?;
+    let answer = Box::pin(checked(answer, schema.as_ref(), false, &deadline)).await?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
         // The answer is the caller's now: a save the call's deadline or abort stops (the store's
         // lock held elsewhere) is a warning.
-        for warning in session.save(&prompt, &answer, &deadline).await {
+        for warning in Box::pin(session.save(&prompt, &answer, &deadline)).await {
             call.warn.warn(warning).await;
         }
     }

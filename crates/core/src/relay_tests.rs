@@ -4,7 +4,7 @@ use super::*;
 use crate::backend::{BackendFuture, Plan};
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::git::test_repo::{commit_all, git, repo_with_commit};
-use crate::limits::{DEPTH_ENV_VAR, SANDBOX_MODES};
+use crate::limits::{DEPTH_ENV_VAR, MAX_CONTEXT_FILE_BYTES, SANDBOX_MODES};
 
 /// A backend that answers from a script and records what it was asked.
 struct Scripted {
@@ -416,6 +416,63 @@ async fn the_first_checks_keep_their_order_at_the_entry_point() {
     };
     let err = relay_error_of(relay(registry(&backend), o, call(&Arc::default())).await);
     assert_eq!(err.code(), "ERR_INVALID_TIMEOUT");
+}
+
+#[tokio::test]
+async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_check() {
+    let backend = Scripted::new("fake", Ok("ok".into()), None);
+    let registry = registry(&backend);
+    let repo = tempfile::tempdir().expect("temp dir");
+    let big = RelayOptions {
+        context_text: Some(format!("  {}  ", "x".repeat(MAX_CONTEXT_FILE_BYTES + 1))),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let at_once = |o: &RelayOptions| {
+        relay_refused_at_once(&registry, o, "/").map(|failure| match failure {
+            RelayFailure::Relay(e) => e.to_string(),
+            other => panic!("expected a RelayError, got {other:?}"),
+        })
+    };
+    // The same refusal the runtime's road makes, without it.
+    let refusal = at_once(&big).expect("refused at once");
+    assert_eq!(
+        refusal,
+        "Context text is too large (200001 bytes; max 200000 bytes)"
+    );
+    assert_eq!(code(&registry, big.clone(), &env()).await, "ERR_TOO_LARGE");
+    // Trimmed as JavaScript trims: at the limit it is no refusal.
+    let at_limit = RelayOptions {
+        context_text: Some(format!(" {} ", "x".repeat(MAX_CONTEXT_FILE_BYTES))),
+        ..big.clone()
+    };
+    assert_eq!(at_once(&at_limit), None);
+    // An earlier check still comes first.
+    let bad_repo = RelayOptions {
+        repo_path: "/no/such/repo".into(),
+        ..big.clone()
+    };
+    assert!(at_once(&bad_repo).is_some_and(|m| m.starts_with("Repository path does not exist")));
+    // A step between check 4 and the context (a schema, a session) or a context file is the
+    // runtime road's to decide, in its order.
+    for (o, later) in [
+        (
+            RelayOptions {
+                schema: Some("not json".into()),
+                ..big.clone()
+            },
+            "ERR_SCHEMA",
+        ),
+        (
+            RelayOptions {
+                context_file: Some("/no/such/file".into()),
+                ..big.clone()
+            },
+            "ERR_CONTEXT_CONFLICT",
+        ),
+    ] {
+        assert_eq!(at_once(&o), None);
+        assert_eq!(code(&registry, o, &env()).await, later);
+    }
 }
 
 #[cfg_attr(windows, ignore = "runs git: none under wine")]
