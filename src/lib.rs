@@ -333,3 +333,20 @@ pub fn builtin_backends() -> Vec<BuiltinBackend> {
 pub fn ollama_base_url(ollama_host: Option<String>) -> String {
     relay_core::backends::ollama_host::base_url(ollama_host.as_deref())
 }
+
+/// The runtime every call runs on: one worker thread, whatever the machine. napi's default has a
+/// worker per core (16 threads idle in every Node process that loads the addon on a 16-core
+/// machine); a relay's work there is waiting on pipes, sockets and timers, and the little CPU
+/// work (envelopes, answers) is not worth a thread per core (BENCHMARKS.md, "Threads").
+#[napi_derive::module_init]
+fn init_runtime() {
+    // Without a runtime of our own napi builds its default one on first use, which may then
+    // fail the same way and say so.
+    if let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
+    }
+}
