@@ -186,7 +186,7 @@ async fn run_git<S: Sink>(
         cwd: None,
         env: match env {
             GitEnv::Inherit => None,
-            GitEnv::Exactly(vars) => Some(vars),
+            GitEnv::Exactly(vars) => Some(std::borrow::Cow::Borrowed(vars)),
         },
         extra_env: &[
             // A partial clone fetches missing objects from its promisor remote on demand,

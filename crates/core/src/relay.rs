@@ -564,7 +564,7 @@ pub async fn prepare_review(
 pub async fn relay(
     registry: Registry,
     options: RelayOptions,
-    call: CallContext,
+    mut call: CallContext,
 ) -> Result<String, RelayFailure> {
     // The steps before and after the backend are boxed: their state is not part of what a relay
     // keeps while its backend runs, the longest wait by far (hundreds at once: BENCHMARKS.md).
@@ -582,6 +582,9 @@ pub async fn relay(
         &call.cancel,
     ))
     .await?;
+    // The request holds the child's own copy of the environment; the caller's is not kept for
+    // as long as the backend runs.
+    call.env = Env::new();
     warn_about_diff(&call, diff).await;
     let deadline = request.deadline.clone();
     request.chunks = call.chunks;

@@ -27,6 +27,7 @@ use crate::deadline::{Deadline, Stop};
 use crate::descriptors;
 use crate::env::Env;
 use crate::lines::StdoutLine;
+use std::borrow::Cow;
 use streams::{read_stdout, read_stream, write_stdin, ConsumerWait};
 
 #[cfg(any(windows, test))]
@@ -190,7 +191,7 @@ async fn run(
         program: program.as_os_str(),
         args: &args,
         cwd: Some(&cwd),
-        env: Some(&env),
+        env: Some(Cow::Owned(env)),
         extra_env: &[],
         stdin,
         supervision: Supervision::Supervised { remove_on_stop },
@@ -226,8 +227,9 @@ pub(crate) struct Launch<'a> {
     pub args: &'a [OsString],
     /// `None`: the relay's own.
     pub cwd: Option<&'a Path>,
-    /// The child's entire environment; `None`: the relay's own.
-    pub env: Option<&'a Env>,
+    /// The child's entire environment; `None`: the relay's own. Given, it is dropped once the
+    /// child has started (hundreds of relays at once each keep none).
+    pub env: Option<Cow<'a, Env>>,
     /// Set on top of `env`.
     pub extra_env: &'a [(&'a str, &'a str)],
     pub stdin: StdinSource,
@@ -294,14 +296,14 @@ pub(crate) async fn run_child<S: Sink>(
         StdinSource::Null => (Stdio::null(), None),
         StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
     };
-    let mut command = os::Command::new(program, env, supervision)?;
+    let mut command = os::Command::new(program, env.as_deref(), supervision)?;
     let std_command = command.std_mut();
     std_command.args(args);
     if let Some(cwd) = cwd {
         std_command.current_dir(cwd);
     }
     if let Some(env) = env {
-        std_command.env_clear().envs(env);
+        std_command.env_clear().envs(env.iter());
     }
     std_command
         .envs(extra_env.iter().copied())
@@ -313,6 +315,8 @@ pub(crate) async fn run_child<S: Sink>(
         return Err(ProcessError::Cancelled);
     };
     let mut child = command.running(spawned.map_err(ProcessError::Spawn)?)?;
+    // Its copies of the arguments and environment are not needed while the child runs.
+    drop(command);
 
     let stdin_pipe = child.take_stdin();
     let stdout_pipe = child.take_stdout();
