@@ -15,8 +15,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use super::{ProcessError, Supervision};
 use crate::env::Env;
 use phone_a_friend_supervisor::protocol::{
-    spawn_failure_errno, END_OF_FLAGS, EXEC_FLAG, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG,
-    SPAWN_FAILED_EXIT,
+    spawn_failure_errno, END_OF_FLAGS, GRACE_FLAG, PARENT_FLAG, REMOVE_FLAG, SPAWN_FAILED_EXIT,
 };
 
 /// How long a group gets between SIGTERM and SIGKILL.
@@ -218,7 +217,7 @@ fn die_with_the_host(program: &OsStr) -> Option<std::process::Command> {
     command
         .arg(PARENT_FLAG)
         .arg(std::process::id().to_string())
-        .arg(EXEC_FLAG)
+        .arg(phone_a_friend_supervisor::protocol::EXEC_FLAG)
         .arg(END_OF_FLAGS)
         .arg(program);
     Some(command)
