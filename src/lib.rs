@@ -337,7 +337,7 @@ pub fn ollama_base_url(ollama_host: Option<String>) -> String {
 /// The runtime every call runs on: one worker thread, whatever the machine. napi's default has a
 /// worker per core (16 threads idle in every Node process that loads the addon on a 16-core
 /// machine); a relay's work there is waiting on pipes, sockets and timers, and the little CPU
-/// work (envelopes, answers) is not worth a thread per core (BENCHMARKS.md, "Threads").
+/// work (envelopes, answers) is not worth a thread per core (BENCHMARKS.md, "Side by side with upstream").
 #[napi_derive::module_init]
 fn init_runtime() {
     // Without a runtime of our own napi builds its default one on first use, which may then

@@ -15,7 +15,7 @@ use crate::lines::{LineSplitter, StdoutLine};
 
 /// One pipe's read buffer. Its memory is only touched where reads write (it is never zeroed):
 /// a child that prints a line costs a page, not [`READ_CHUNK`], which with hundreds of relays
-/// at once is most of their memory (BENCHMARKS.md, "256 at once").
+/// at once is most of their memory (BENCHMARKS.md, "Side by side with upstream").
 struct ReadBuffer(Vec<u8>);
 
 impl ReadBuffer {
