@@ -3,46 +3,20 @@
 // errors, against the real codex, gemini and claude CLIs behind the fake model server, and
 // against backends registered from JS.
 import { readdirSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { APICallError, InvalidArgumentError, InvalidPromptError, NoObjectGeneratedError, NoSuchModelError, Output, generateObject, generateText, jsonSchema, streamText, tool } from 'ai'
 import { z } from 'zod'
 import { BackendError, _resetRegistry, registerBackend, type BackendRunOptions } from '@phone-a-friend/relay'
 import { SCHEMA_ERROR_HEADER, createPhoneAFriend, phoneAFriend } from '@phone-a-friend/relay/ai-sdk'
-import { DEFAULT_ANSWER, claudeEnv, codexEnv, geminiEnv, splitAnswer, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
-import { envelopeOf, restoreEnv, useEnv } from './support/e2e.js'
-import { TempRepo } from './support/git-repo.js'
+import { DEFAULT_ANSWER, claudeEnv, codexEnv, geminiEnv, splitAnswer } from './support/fake-model-server.js'
+import { envelopeOf, useEnv } from './support/e2e.js'
+import { realClisSuite } from './support/real-clis.js'
 import { processesWithEnv } from './support/processes.js'
-
-const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
-let server: FakeModelServer
-let repo: TempRepo
 
 // The AI SDK prints every warning to the console by default; the tests read them from the results.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
-beforeAll(async () => {
-  server = await startFakeModelServer()
-})
-
-afterAll(async () => {
-  await server.close()
-})
-
-beforeEach(() => {
-  _resetRegistry()
-  useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}` })
-  server.requests.length = 0
-  server.setDelay(0)
-  server.setParts({ count: 1, gapMs: 0 })
-  server.setAnswer(DEFAULT_ANSWER)
-  repo = new TempRepo('main').write('a.txt', 'one\n').commit('first')
-})
-
-afterEach(() => {
-  restoreEnv()
-  repo.remove()
-})
+const suite = realClisSuite()
 
 const UNKNOWN_USAGE = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
 
@@ -65,11 +39,11 @@ const requestIn = (envelope: string): string => envelope.slice(envelope.indexOf(
 
 describe('generateText', () => {
   it('codex for real: the prompt is the relay’s request, the answer the text; usage unknown, no warning', async () => {
-    useEnv(await codexEnv(server))
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    useEnv(await codexEnv(suite.server))
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({ model: friend('codex'), prompt: 'Say hi' })
     expect(result.text).toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(repo.path, 'Say hi'))
+    expect(suite.server.modelRequests()[0].prompt).toBe(envelopeOf(suite.repo.path, 'Say hi'))
     expect(result.finishReason).toBe('stop')
     expect(result.usage).toMatchObject(UNKNOWN_USAGE)
     expect(result.warnings).toEqual([])
@@ -78,19 +52,19 @@ describe('generateText', () => {
   })
 
   it('claude for real: friend(backend, { model }) reaches the model request', async () => {
-    useEnv(await claudeEnv(server))
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    useEnv(await claudeEnv(suite.server))
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({ model: friend('claude', { model: 'claude-fake-model' }), prompt: 'Say hi' })
     expect(result.text).toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].body).toMatchObject({ model: 'claude-fake-model' })
+    expect(suite.server.modelRequests()[0].body).toMatchObject({ model: 'claude-fake-model' })
     expect(result.response.modelId).toBe('claude-fake-model')
   })
 
   it('a registered JS backend, by name; the default provider relays in process.cwd()', async () => {
     const runs = recordingBackend('echo', (options) => `echo: ${requestIn(options.prompt)}`)
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     await expect(generateText({ model: friend('echo'), prompt: 'ping' })).resolves.toMatchObject({ text: 'echo: ping' })
-    expect(runs[0].repoPath).toBe(repo.path)
+    expect(runs[0].repoPath).toBe(suite.repo.path)
     await generateText({ model: phoneAFriend('echo'), prompt: 'ping' })
     expect(runs[1].repoPath).toBe(process.cwd())
     // The same model through the provider's own method, as the AI SDK's registries call it.
@@ -99,8 +73,8 @@ describe('generateText', () => {
 
   it('settings: the provider’s, then the model’s, then the call’s providerOptions.phoneAFriend', async () => {
     const runs = recordingBackend('rec')
-    repo.write('a.txt', 'two\n')
-    const friend = createPhoneAFriend({ repoPath: repo.path, sandbox: 'workspace-write', model: 'from-provider', timeoutSeconds: 100 })
+    suite.repo.write('a.txt', 'two\n')
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path, sandbox: 'workspace-write', model: 'from-provider', timeoutSeconds: 100 })
     await generateText({
       model: friend('rec', { model: 'from-model' }),
       prompt: 'p',
@@ -118,7 +92,7 @@ describe('generateText', () => {
 
   it('several messages become one transcript; what text cannot carry is a warning', async () => {
     const runs = recordingBackend('rec')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({
       model: friend('rec'),
       system: 'Be brief.',
@@ -147,20 +121,20 @@ describe('generateText', () => {
 
   it('an image URL is left out with a warning, and never downloaded', async () => {
     const runs = recordingBackend('rec')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
-    const image = new URL('/cat.png', server.url)
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
+    const image = new URL('/cat.png', suite.server.url)
     const result = await generateText({
       model: friend('rec'),
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe it' }, { type: 'image', image, mediaType: 'image/png' }] }],
     })
     expect(requestIn(runs[0].prompt)).toBe('Describe it')
     expect(result.warnings).toEqual([{ type: 'unsupported', feature: 'file parts (image/png)', details: expect.stringContaining('left out') }])
-    expect(server.requests.map((request) => request.path)).not.toContain('/cat.png')
+    expect(suite.server.requests.map((request) => request.path)).not.toContain('/cat.png')
   })
 
   it('every setting a relay cannot honour is a warning; the relay runs once all the same', async () => {
     const runs = recordingBackend('rec')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({
       model: friend('rec'),
       prompt: 'p',
@@ -197,7 +171,7 @@ describe('generateText', () => {
 
   it('the relay’s own warnings come back as the result’s warnings', async () => {
     recordingBackend('rec')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     // Nothing uncommitted: the envelope holds the last commit's diff, and the relay says so.
     const result = await generateText({ model: friend('rec'), prompt: 'p', providerOptions: { phoneAFriend: { includeDiff: true } } })
     expect(result.warnings).toEqual([{ type: 'other', message: expect.stringMatching(/last commit/) }])
@@ -215,7 +189,7 @@ describe('errors', () => {
         throw new BackendError('quota exhausted')
       },
     })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const error = await generateText({ model: friend('broken'), prompt: 'p' }).catch((e: unknown) => e)
     expect(APICallError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ message: 'quota exhausted', isRetryable: false, url: 'phone-a-friend:broken', data: { code: 'ERR_BACKEND_FAILED', backend: 'broken' } })
@@ -233,7 +207,7 @@ describe('errors', () => {
         return new Promise((_, reject) => options.signal.addEventListener('abort', () => reject(options.signal.reason)))
       },
     })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const error = await generateText({ model: friend('hang'), prompt: 'p', providerOptions: { phoneAFriend: { timeoutSeconds: 0.3 } } }).catch((e: unknown) => e)
     expect(APICallError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ isRetryable: false, data: { code: 'ERR_BACKEND_TIMEOUT' } })
@@ -241,7 +215,7 @@ describe('errors', () => {
   })
 
   it('an unknown backend is NoSuchModelError; an empty prompt InvalidPromptError; a bad setting InvalidArgumentError', async () => {
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const unknown = await generateText({ model: friend('nobody'), prompt: 'p' }).catch((e: unknown) => e)
     expect(NoSuchModelError.isInstance(unknown)).toBe(true)
     expect(unknown).toMatchObject({ modelId: 'nobody', modelType: 'languageModel', message: expect.stringMatching(/^Unsupported relay backend: nobody\./) })
@@ -255,16 +229,16 @@ describe('errors', () => {
   })
 
   it('a setting that is not one (from JS, past the types) throws where it is given, before reaching relay()', () => {
-    expect(() => createPhoneAFriend({ repoPath: repo.path, dryRun: true } as never)).toThrow(
+    expect(() => createPhoneAFriend({ repoPath: suite.repo.path, dryRun: true } as never)).toThrow(
       expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/^The "settings\.dryRun" property is not a relay setting\. Settings: repoPath, /) }),
     )
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     expect(() => friend('codex', { onChunk: () => undefined } as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(() => friend(42 as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
   })
 
   it('embedding and image models do not exist', () => {
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     expect(() => friend.embeddingModel('codex')).toThrow(expect.objectContaining({ name: 'AI_NoSuchModelError', modelType: 'embeddingModel' }))
     expect(() => friend.imageModel('codex')).toThrow(expect.objectContaining({ name: 'AI_NoSuchModelError', modelType: 'imageModel' }))
   })
@@ -274,11 +248,11 @@ describe('streamText', () => {
   const ANSWER = '  First, the setup. Then ünïcødé 😀 in the middle; and at last the conclusion.\n'
 
   it('gemini for real, behind a slow model: each part arrives while gemini still runs, in order, then finish', async () => {
-    const vars = await geminiEnv(server)
+    const vars = await geminiEnv(suite.server)
     useEnv(vars)
-    server.setAnswer(ANSWER)
-    server.setParts({ count: 4, gapMs: 400 })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    suite.server.setAnswer(ANSWER)
+    suite.server.setParts({ count: 4, gapMs: 400 })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = streamText({ model: friend('gemini'), prompt: 'Say hi' })
     const events: string[] = []
     const deltas: string[] = []
@@ -301,10 +275,10 @@ describe('streamText', () => {
   })
 
   it('codex for real: the messages are streamed; the final answer (the last) is in providerMetadata', async () => {
-    useEnv(await codexEnv(server))
-    server.setAnswer(ANSWER)
-    server.setParts({ count: 3, gapMs: 200 })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    useEnv(await codexEnv(suite.server))
+    suite.server.setAnswer(ANSWER)
+    suite.server.setParts({ count: 3, gapMs: 200 })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = streamText({ model: friend('codex'), prompt: 'Say hi' })
     const messages = splitAnswer(ANSWER, 3).map((part) => part.trim())
     expect(await result.text).toBe(messages.join('\n\n'))
@@ -322,7 +296,7 @@ describe('streamText', () => {
         yield 'three'
       },
     })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = streamText({ model: friend('chunky'), prompt: 'p', temperature: 1, includeRawChunks: true })
     const deltas: string[] = []
     for await (const part of result.fullStream) if (part.type === 'text-delta') deltas.push(part.text)
@@ -339,7 +313,7 @@ describe('streamText', () => {
         throw new BackendError('no credits')
       },
     })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const errors: unknown[] = []
     const result = streamText({ model: friend('broken'), prompt: 'p', onError: ({ error }) => void errors.push(error) })
     const events: string[] = []
@@ -355,21 +329,21 @@ describe('structured output (a JSON response format becomes the relay’s schema
   const Answer = z.object({ verdict: z.enum(['ship', 'iterate']), reasons: z.array(z.string()) })
 
   it('codex for real: Output.object with a zod schema, asked natively and checked', async () => {
-    useEnv(await codexEnv(server))
-    server.setAnswer('{"verdict":"ship","reasons":["tests pass"]}')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    useEnv(await codexEnv(suite.server))
+    suite.server.setAnswer('{"verdict":"ship","reasons":["tests pass"]}')
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({ model: friend('codex'), prompt: 'Ship it?', output: Output.object({ schema: Answer }) })
     expect(result.output).toEqual({ verdict: 'ship', reasons: ['tests pass'] })
     // codex got the schema as its structured output (--output-schema), and the envelope asks for it.
-    const [request] = server.modelRequests()
+    const [request] = suite.server.modelRequests()
     expect(JSON.stringify(request.body)).toContain('"json_schema"')
     expect(request.prompt).toContain('Respond with JSON only. The response must match this JSON Schema exactly:')
   })
 
   it('codex for real: a mismatch is the AI SDK’s NoObjectGeneratedError, carrying the relay’s ERR_SCHEMA text', async () => {
-    useEnv(await codexEnv(server))
-    server.setAnswer('{"verdict":"maybe","reasons":[]}')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    useEnv(await codexEnv(suite.server))
+    suite.server.setAnswer('{"verdict":"maybe","reasons":[]}')
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const error = await generateText({ model: friend('codex'), prompt: 'Ship it?', output: Output.object({ schema: Answer }) }).catch((e: unknown) => e)
     expect(NoObjectGeneratedError.isInstance(error)).toBe(true)
     const failure = error as NoObjectGeneratedError
@@ -380,7 +354,7 @@ describe('structured output (a JSON response format becomes the relay’s schema
 
   it('generateObject: a match, and an answer that is not JSON', async () => {
     const runs = recordingBackend('rec', (options) => (requestIn(options.prompt).startsWith('good') ? '```json\n{"verdict":"iterate","reasons":["a"]}\n```' : 'I think it is fine.'))
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const good = await generateObject({ model: friend('rec'), prompt: 'good', schema: Answer })
     // The relay took the fence off; the schema reached the backend.
     expect(good.object).toEqual({ verdict: 'iterate', reasons: ['a'] })
@@ -394,7 +368,7 @@ describe('structured output (a JSON response format becomes the relay’s schema
   it('streamText with Output.object: the object at the end; a mismatch’s ERR_SCHEMA text in providerMetadata', async () => {
     let answer = '{"verdict":"ship","reasons":[]}'
     registerBackend({ name: 'json', allowedSandboxes: ['read-only'], run: async () => answer })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const good = streamText({ model: friend('json'), prompt: 'p', output: Output.object({ schema: Answer }) })
     expect(await good.output).toEqual({ verdict: 'ship', reasons: [] })
     answer = '{"verdict":"ship"}'
@@ -406,7 +380,7 @@ describe('structured output (a JSON response format becomes the relay’s schema
 
   it('a schema that is not one is InvalidArgumentError before any backend runs', async () => {
     const runs = recordingBackend('rec')
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const error = await generateText({ model: friend('rec'), prompt: 'p', output: Output.object({ schema: jsonSchema({ type: 'no-such-type' } as never) }) }).catch((e: unknown) => e)
     expect(InvalidArgumentError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ argument: 'responseFormat.schema', message: expect.stringMatching(/^Invalid JSON Schema: /) })
@@ -416,13 +390,13 @@ describe('structured output (a JSON response format becomes the relay’s schema
 
 describe('abort (the AI SDK’s abortSignal is the relay’s signal)', () => {
   it('generateText: aborting while codex waits on the model rejects with an AbortError and leaves no process', async () => {
-    const vars = await codexEnv(server)
+    const vars = await codexEnv(suite.server)
     useEnv(vars)
-    server.setDelay(30_000)
+    suite.server.setDelay(30_000)
     const controller = new AbortController()
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const pending = generateText({ model: friend('codex'), prompt: 'p', abortSignal: controller.signal })
-    await vi.waitFor(() => expect(server.modelRequests()).toHaveLength(1), { timeout: 20_000 })
+    await vi.waitFor(() => expect(suite.server.modelRequests()).toHaveLength(1), { timeout: 20_000 })
     expect(processesWithEnv(vars.CODEX_HOME).length).toBeGreaterThan(0)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
@@ -430,12 +404,12 @@ describe('abort (the AI SDK’s abortSignal is the relay’s signal)', () => {
   })
 
   it('streamText: aborting after the first chunk stops gemini (the next part was 30 s away) and leaves no process', async () => {
-    const vars = await geminiEnv(server)
+    const vars = await geminiEnv(suite.server)
     useEnv(vars)
-    server.setAnswer('First part. Second part. Third part.')
-    server.setParts({ count: 3, gapMs: 30_000 })
+    suite.server.setAnswer('First part. Second part. Third part.')
+    suite.server.setParts({ count: 3, gapMs: 30_000 })
     const controller = new AbortController()
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = streamText({ model: friend('gemini'), prompt: 'p', abortSignal: controller.signal })
     const events: string[] = []
     for await (const part of result.fullStream) {
@@ -451,11 +425,11 @@ describe('abort (the AI SDK’s abortSignal is the relay’s signal)', () => {
   })
 
   it('cancelling the model’s stream (doStream) stops gemini at once, without waiting for its next chunk', async () => {
-    const vars = await geminiEnv(server)
+    const vars = await geminiEnv(suite.server)
     useEnv(vars)
-    server.setAnswer('First part. Second part. Third part.')
-    server.setParts({ count: 3, gapMs: 30_000 })
-    const friend = createPhoneAFriend({ repoPath: repo.path })
+    suite.server.setAnswer('First part. Second part. Third part.')
+    suite.server.setParts({ count: 3, gapMs: 30_000 })
+    const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const { stream } = await friend('gemini').doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'p' }] }] })
     const reader = stream.getReader()
     const seen: string[] = []

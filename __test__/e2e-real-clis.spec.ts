@@ -1,96 +1,69 @@
 // End to end: the real codex and gemini CLIs from npm (devDependencies), pointed at a fake model
 // server on 127.0.0.1, answering through relay() and reviewRelay().
 import { readdirSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
-import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer, startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js'
-import { envelopeOf, restoreEnv, timedStream, useEnv } from './support/e2e.js'
-import { TempRepo } from './support/git-repo.js'
+import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer } from './support/fake-model-server.js'
+import { envelopeOf, timedStream, useEnv } from './support/e2e.js'
+import { realClisSuite } from './support/real-clis.js'
 import { processesWithEnv } from './support/processes.js'
 
-const BIN = resolve(__dirname, '..', 'node_modules', '.bin')
-let server: FakeModelServer
-let repo: TempRepo
-
-
-beforeAll(async () => {
-  server = await startFakeModelServer()
-})
-
-afterAll(async () => {
-  await server.close()
-})
-
-beforeEach(() => {
-  _resetRegistry()
-  useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}` })
-  server.requests.length = 0
-  server.setDelay(0)
-  server.setParts({ count: 1, gapMs: 0 })
-  server.setAnswer(DEFAULT_ANSWER)
-  repo = new TempRepo('main').write('a.txt', 'one\n').commit('first')
-})
-
-afterEach(() => {
-  restoreEnv()
-  repo.remove()
-})
+const suite = realClisSuite()
 
 describe('codex 0.169 for real', () => {
-  beforeEach(async () => useEnv(await codexEnv(server)))
+  beforeEach(async () => useEnv(await codexEnv(suite.server)))
 
   it('answers a relay, the envelope reaching the model whole', async () => {
-    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
-    const [request] = server.modelRequests()
+    await expect(relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
+    const [request] = suite.server.modelRequests()
     expect(request.protocol).toBe('codex')
-    expect(request.prompt).toBe(envelopeOf(repo.path, 'Say hi'))
+    expect(request.prompt).toBe(envelopeOf(suite.repo.path, 'Say hi'))
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
     const prompt = `${'0123456789'.repeat(30_000)}`
-    await expect(relay({ prompt, repoPath: repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
-    expect(server.modelRequests()[0].prompt).toBe(envelopeOf(repo.path, prompt))
+    await expect(relay({ prompt, repoPath: suite.repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
+    expect(suite.server.modelRequests()[0].prompt).toBe(envelopeOf(suite.repo.path, prompt))
   })
 
   it('answers a native review of the branch', async () => {
-    repo.git('checkout', '-q', '-b', 'feature')
-    repo.write('b.txt', 'feature work\n').commit('feature')
-    await expect(reviewRelay({ repoPath: repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
-    const [request] = server.modelRequests()
+    suite.repo.git('checkout', '-q', '-b', 'feature')
+    suite.repo.write('b.txt', 'feature work\n').commit('feature')
+    await expect(reviewRelay({ repoPath: suite.repo.path, backend: 'codex' })).resolves.toBe(DEFAULT_ANSWER)
+    const [request] = suite.server.modelRequests()
     expect(request.protocol).toBe('codex')
     // codex's own review prompt, not our envelope: the native path ran.
     expect(request.prompt).not.toContain('Request:\n')
     // The base codex was given, whole: its prompt names it and the merge base it computed from it.
-    const mergeBase = repo.git('merge-base', 'HEAD', 'main').trim()
+    const mergeBase = suite.repo.git('merge-base', 'HEAD', 'main').trim()
     expect(JSON.stringify(request.body)).toContain(
       `Review the code changes against the base branch 'main'. The merge base commit for this comparison is ${mergeBase}.`,
     )
   })
 
   it('a review with instructions goes through the generic path', async () => {
-    repo.git('checkout', '-q', '-b', 'feature')
-    repo.write('b.txt', 'feature work\n').commit('feature')
-    await expect(reviewRelay({ repoPath: repo.path, backend: 'codex', prompt: 'Only naming' })).resolves.toBe(DEFAULT_ANSWER)
-    const prompt = server.modelRequests()[0].prompt ?? ''
+    suite.repo.git('checkout', '-q', '-b', 'feature')
+    suite.repo.write('b.txt', 'feature work\n').commit('feature')
+    await expect(reviewRelay({ repoPath: suite.repo.path, backend: 'codex', prompt: 'Only naming' })).resolves.toBe(DEFAULT_ANSWER)
+    const prompt = suite.server.modelRequests()[0].prompt ?? ''
     expect(prompt).toContain('Request:\nOnly naming\n\nGit Diff:\ndiff --git a/b.txt b/b.txt')
   })
 })
 
 describe('gemini 0.61 for real', () => {
-  beforeEach(async () => useEnv(await geminiEnv(server)))
+  beforeEach(async () => useEnv(await geminiEnv(suite.server)))
 
   it('answers in a folder it was never told to trust', async () => {
-    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
-    const request = server.modelRequests().find((r) => r.protocol === 'gemini')
-    expect(request?.prompt).toContain(envelopeOf(repo.path, 'Say hi'))
+    await expect(relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
+    const request = suite.server.modelRequests().find((r) => r.protocol === 'gemini')
+    expect(request?.prompt).toContain(envelopeOf(suite.repo.path, 'Say hi'))
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
     const prompt = `${'abcdefghij'.repeat(30_000)}`
-    await expect(relay({ prompt, repoPath: repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
-    const request = server.modelRequests().find((r) => r.protocol === 'gemini')
-    expect(request?.prompt).toContain(envelopeOf(repo.path, prompt))
+    await expect(relay({ prompt, repoPath: suite.repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)
+    const request = suite.server.modelRequests().find((r) => r.protocol === 'gemini')
+    expect(request?.prompt).toContain(envelopeOf(suite.repo.path, prompt))
   })
 })
 
@@ -99,38 +72,38 @@ describe('streaming from the real CLIs (relayStream)', () => {
   const GAP_MS = 400
 
   it('gemini: the model’s text arrives in chunks as it is produced; the return value is relay()’s answer', async () => {
-    useEnv(await geminiEnv(server))
-    server.setAnswer(ANSWER)
-    server.setParts({ count: 4, gapMs: GAP_MS })
-    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' }))
+    useEnv(await geminiEnv(suite.server))
+    suite.server.setAnswer(ANSWER)
+    suite.server.setParts({ count: 4, gapMs: GAP_MS })
+    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'gemini' }))
     // One chunk per part the model sent, the first well before the end (3 gaps still to come).
     expect(chunks.map((c) => c.text)).toEqual(splitAnswer(ANSWER, 4).map((part, i) => (i === 0 ? part.trimStart() : part)))
     expect(endedAt - chunks[0].at).toBeGreaterThanOrEqual(2.5 * GAP_MS)
     expect(answer).toBe(ANSWER.trim())
-    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'gemini' })).resolves.toBe(answer)
+    await expect(relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'gemini' })).resolves.toBe(answer)
   })
 
   it('codex: each assistant message is a chunk, a blank line apart; the return value is the last, as relay() answers', async () => {
-    useEnv(await codexEnv(server))
-    server.setAnswer(ANSWER)
-    server.setParts({ count: 3, gapMs: GAP_MS })
-    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' }))
+    useEnv(await codexEnv(suite.server))
+    suite.server.setAnswer(ANSWER)
+    suite.server.setParts({ count: 3, gapMs: GAP_MS })
+    const { chunks, answer, endedAt } = await timedStream(relayStream({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'codex' }))
     const messages = splitAnswer(ANSWER, 3).map((part) => part.trim())
     expect(chunks.map((c) => c.text)).toEqual(messages.map((m, i) => (i === 0 ? m : `\n\n${m}`)))
     expect(endedAt - chunks[0].at).toBeGreaterThanOrEqual(1.5 * GAP_MS)
     expect(answer).toBe(messages[2])
-    await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex' })).resolves.toBe(answer)
+    await expect(relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'codex' })).resolves.toBe(answer)
   })
 
   it.each(['gemini', 'codex'] as const)('%s: break after the first chunk leaves no process behind', async (backend) => {
-    const vars = backend === 'gemini' ? await geminiEnv(server) : await codexEnv(server)
+    const vars = backend === 'gemini' ? await geminiEnv(suite.server) : await codexEnv(suite.server)
     const marker = backend === 'gemini' ? vars.GEMINI_CLI_HOME : vars.CODEX_HOME
     useEnv(vars)
-    server.setAnswer(ANSWER)
+    suite.server.setAnswer(ANSWER)
     // The second part would come 30 s later.
-    server.setParts({ count: 3, gapMs: 30_000 })
+    suite.server.setParts({ count: 3, gapMs: 30_000 })
     let seen = 0
-    for await (const chunk of relayStream({ prompt: 'Say hi', repoPath: repo.path, backend })) {
+    for await (const chunk of relayStream({ prompt: 'Say hi', repoPath: suite.repo.path, backend })) {
       const first = splitAnswer(ANSWER, 3)[0]
       expect(chunk).toBe(backend === 'gemini' ? first.trimStart() : first.trim())
       expect(processesWithEnv(marker).length).toBeGreaterThan(0)
@@ -149,7 +122,7 @@ describe('dead servers, timeouts and aborts', () => {
     const vars = await codexEnv({ url: await deadServerUrl() })
     useEnv(vars)
     // With what codex said last: its reconnect events (docs/ERRORS.md, backendOutput).
-    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', timeoutSeconds: 3 })).rejects.toMatchObject({
+    await expect(relay({ prompt: 'p', repoPath: suite.repo.path, backend: 'codex', timeoutSeconds: 3 })).rejects.toMatchObject({
       code: 'ERR_BACKEND_TIMEOUT',
       message: expect.stringMatching(/^codex exec timed out after 3s\. Its last words: Reconnecting\.\.\. /),
       backendOutput: expect.stringMatching(/^Reconnecting\.\.\. /),
@@ -162,7 +135,7 @@ describe('dead servers, timeouts and aborts', () => {
     useEnv(vars)
     // With gemini's retry words when it printed them by then (docs/ERRORS.md, backendOutput),
     // its stack frames left out.
-    const error = (await relay({ prompt: 'p', repoPath: repo.path, backend: 'gemini', timeoutSeconds: 3 }).catch((e: unknown) => e)) as RelayError
+    const error = (await relay({ prompt: 'p', repoPath: suite.repo.path, backend: 'gemini', timeoutSeconds: 3 }).catch((e: unknown) => e)) as RelayError
     expect(error.code).toBe('ERR_BACKEND_TIMEOUT')
     if (error.backendOutput === undefined) expect(error.message).toBe('gemini timed out after 3s')
     else {
@@ -173,12 +146,12 @@ describe('dead servers, timeouts and aborts', () => {
   })
 
   it('an abort while codex waits on the model kills it at once', async () => {
-    const vars = await codexEnv(server)
+    const vars = await codexEnv(suite.server)
     useEnv(vars)
-    server.setDelay(30_000)
+    suite.server.setDelay(30_000)
     const controller = new AbortController()
-    const pending = relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', signal: controller.signal })
-    await vi.waitFor(() => expect(server.modelRequests()).toHaveLength(1), { timeout: 20_000 })
+    const pending = relay({ prompt: 'p', repoPath: suite.repo.path, backend: 'codex', signal: controller.signal })
+    await vi.waitFor(() => expect(suite.server.modelRequests()).toHaveLength(1), { timeout: 20_000 })
     expect(processesWithEnv(vars.CODEX_HOME).length).toBeGreaterThan(0)
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
