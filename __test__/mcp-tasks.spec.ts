@@ -2,48 +2,24 @@
 // client, which implements tasks as the 2025-11-25 specification has them, with fake backend
 // CLIs. A relay run as a task outlives any tool-call timeout: the client gets the task at once,
 // polls it, and fetches the result; cancelling it, or closing the connection, stops its backend.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, CreateTaskResultSchema, McpError, ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { FakeClis, type FakeMode } from './support/fake-cli.js'
-import { TempRepo } from './support/git-repo.js'
+import type { FakeMode } from './support/fake-cli.js'
+import { mcpServerSuite } from './support/mcp-server.js'
 import { processesWithEnv } from './support/processes.js'
 import { CLI } from './support/run-cli.js'
 
-let repo: TempRepo
-let fake: FakeClis
-/** In the environment of the server and so of every backend it starts. */
-let mark: string
-let client: Client | undefined
-
-beforeEach(() => {
-  repo = new TempRepo().write('a.txt', 'one\n').commit('first')
-  fake = new FakeClis()
-  mark = `PAF_MCP_MARK=${process.pid}-${Math.random().toString(36).slice(2)}`
-})
-
-afterEach(async () => {
-  await client?.close()
-  client = undefined
-  fake.restore()
-  repo.remove()
-})
-
-function serverEnv(mode: FakeMode, extra: Record<string, string> = {}): Record<string, string> {
-  const [key, value] = mark.split('=')
-  const env: Record<string, string> = {}
-  for (const [name, entry] of Object.entries(process.env)) if (entry !== undefined) env[name] = entry
-  return { ...env, ...extra, FAKE_MODE: mode, [key]: value }
-}
+const suite = mcpServerSuite()
 
 async function connect(mode: FakeMode, extra: Record<string, string> = {}): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv(mode, extra), stderr: 'pipe' })
-  client = new Client({ name: 'relay-task-tests', version: '0.0.0' })
-  await client.connect(transport)
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: suite.repo.path, env: suite.env(mode, extra), stderr: 'pipe' })
+  suite.client = new Client({ name: 'relay-task-tests', version: '0.0.0' })
+  await suite.client.connect(transport)
   // The SDK learns which tools run as tasks from the list.
-  await client.listTools()
-  return client
+  await suite.client.listTools()
+  return suite.client
 }
 
 /** Asks for a relay as a task; resolves with its id once the server answered. */
@@ -101,14 +77,14 @@ describe('MCP tasks with the TypeScript SDK', () => {
 
   it('tasks/cancel stops the backend: no process of it is left', async () => {
     const c = await connect('hang-with-grandchild')
-    const server = processesWithEnv(mark)
+    const server = processesWithEnv(suite.mark)
     expect(server).toHaveLength(1)
     const taskId = await startTask(c)
-    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
     const cancelled = performance.now()
     const task = await c.experimental.tasks.cancelTask(taskId)
     expect(task).toMatchObject({ taskId, status: 'cancelled' })
-    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual(server)
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual(server)
     console.info(`task: backend gone ${(performance.now() - cancelled).toFixed(0)} ms after tasks/cancel`)
     expect(await c.experimental.tasks.getTask(taskId)).toMatchObject({ status: 'cancelled' })
     await expect(c.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).rejects.toThrow(/was cancelled/)
@@ -119,27 +95,27 @@ describe('MCP tasks with the TypeScript SDK', () => {
     const c = await connect('hang-with-grandchild')
     await startTask(c)
     await startTask(c)
-    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(5)
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(5)
     const closing = performance.now()
     // close() ends the server's stdin and gives it 2 s before a SIGTERM.
     await c.close()
-    client = undefined
+    suite.client = undefined
     const closed = performance.now() - closing
     expect(closed).toBeLessThan(2000)
-    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual([])
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual([])
   })
 
   it('the server stopping (SIGTERM) leaves no task backend', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv('hang-with-grandchild'), stderr: 'pipe' })
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: suite.repo.path, env: suite.env('hang-with-grandchild'), stderr: 'pipe' })
     const c = new Client({ name: 'relay-task-tests', version: '0.0.0' })
-    client = c
+    suite.client = c
     await c.connect(transport)
     await startTask(c)
-    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
     const pid = transport.pid
     expect(pid).toBeTypeOf('number')
     process.kill(pid!, 'SIGTERM')
-    await expect.poll(() => processesWithEnv(mark), { timeout: 3000 }).toEqual([])
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 3000 }).toEqual([])
   })
 
   it('past four running tasks the next is refused with a clear error; a cancelled one frees its slot', async () => {

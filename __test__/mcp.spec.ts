@@ -2,47 +2,23 @@
 // as Claude Code, Codex or Gemini CLI would drive it: a real server process on stdio, fake backend
 // CLIs.
 import { execFileSync, spawn } from 'node:child_process'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { FakeClis, type FakeMode } from './support/fake-cli.js'
-import { TempRepo } from './support/git-repo.js'
+import type { FakeMode } from './support/fake-cli.js'
+import { mcpServerSuite } from './support/mcp-server.js'
 import { processesWithEnv } from './support/processes.js'
 import { CLI } from './support/run-cli.js'
 
-let repo: TempRepo
-let fake: FakeClis
-/** In the environment of the server and so of every backend it starts. */
-let mark: string
-let client: Client | undefined
-
-beforeEach(() => {
-  repo = new TempRepo().write('a.txt', 'one\n').commit('first')
-  fake = new FakeClis()
-  mark = `PAF_MCP_MARK=${process.pid}-${Math.random().toString(36).slice(2)}`
-})
-
-afterEach(async () => {
-  await client?.close()
-  client = undefined
-  fake.restore()
-  repo.remove()
-})
-
-function serverEnv(mode: FakeMode, extra: Record<string, string> = {}): Record<string, string> {
-  const [key, value] = mark.split('=')
-  const env: Record<string, string> = {}
-  for (const [name, entry] of Object.entries(process.env)) if (entry !== undefined) env[name] = entry
-  return { ...env, ...extra, FAKE_MODE: mode, [key]: value }
-}
+const suite = mcpServerSuite()
 
 /** Starts the server in the repository and connects the SDK's client; resolves with the time it took. */
 async function connect(mode: FakeMode, extra: Record<string, string> = {}): Promise<number> {
   const started = performance.now()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: repo.path, env: serverEnv(mode, extra), stderr: 'pipe' })
-  client = new Client({ name: 'relay-tests', version: '0.0.0' })
-  await client.connect(transport)
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: suite.repo.path, env: suite.env(mode, extra), stderr: 'pipe' })
+  suite.client = new Client({ name: 'relay-tests', version: '0.0.0' })
+  await suite.client.connect(transport)
   return performance.now() - started
 }
 
@@ -50,8 +26,8 @@ describe('phone-a-friend mcp', () => {
   it('initializes and lists relay, review and backends with schemas from the option types', async () => {
     const startup = await connect('answer')
     expect(startup).toBeLessThan(5000)
-    expect(client?.getServerVersion()).toMatchObject({ name: 'phone-a-friend' })
-    const { tools } = await client!.listTools()
+    expect(suite.client?.getServerVersion()).toMatchObject({ name: 'phone-a-friend' })
+    const { tools } = await suite.client!.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual(['backends', 'relay', 'review'])
     const relay = tools.find((tool) => tool.name === 'relay')!
     expect(relay.inputSchema).toMatchObject({ type: 'object', required: ['prompt'], additionalProperties: false })
@@ -67,13 +43,13 @@ describe('phone-a-friend mcp', () => {
   it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {
     // Signed in by their variables (doctor's sign-in check), so the fakes are ready.
     await connect('answer', { GEMINI_API_KEY: 'k', CODEX_API_KEY: 'k' })
-    const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
+    const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
     expect(result.isError).toBe(false)
     expect(result.content).toEqual([{ type: 'text', text: 'file answer' }])
     expect(result.structuredContent).toEqual({ backend: 'codex', ok: true, answer: 'file answer' })
-    expect(fake.read('cwd').trim()).toBe(repo.path)
-    expect(fake.read('stdin')).toContain(`Repository path: ${repo.path}\n`)
-    const backends = await client!.callTool({ name: 'backends', arguments: {} })
+    expect(suite.fake.read('cwd').trim()).toBe(suite.repo.path)
+    expect(suite.fake.read('stdin')).toContain(`Repository path: ${suite.repo.path}\n`)
+    const backends = await suite.client!.callTool({ name: 'backends', arguments: {} })
     const report = backends.structuredContent as { backends: Array<{ name: string; ready: boolean; path?: string }> }
     expect(report.backends.map((backend) => [backend.name, backend.ready])).toEqual([
       ['codex', true],
@@ -83,28 +59,28 @@ describe('phone-a-friend mcp', () => {
       ['opencode', expect.any(Boolean)],
       ['ollama', expect.any(Boolean)],
     ])
-    expect(report.backends[0].path).toBe(`${fake.bin}/codex`)
+    expect(report.backends[0].path).toBe(`${suite.fake.bin}/codex`)
   })
 
   it('takes a schema as the schema itself (as models write it) or as its JSON text', async () => {
     await connect('stdout-env-answer', { FAKE_ANSWER: '{"tags":["a",7]}' })
     const schema = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } } }, required: ['tags'] }
     for (const given of [schema, JSON.stringify(schema)]) {
-      const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: given } })
+      const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: given } })
       expect(result.isError).toBe(true)
       expect(result.structuredContent).toMatchObject({ ok: false, error: { code: 'ERR_SCHEMA', message: 'Answer does not match the schema at /tags/1: 7 is not of type "string"' } })
       // Either form reached the prompt as written, key order kept (not sorted: type came first).
-      expect(fake.read('stdin')).toContain(JSON.stringify(schema))
+      expect(suite.fake.read('stdin')).toContain(JSON.stringify(schema))
     }
-    const loose = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: { type: 'object' } } })
+    const loose = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: { type: 'object' } } })
     expect(loose.structuredContent).toEqual({ backend: 'gemini', ok: true, answer: '{"tags":["a",7]}' })
-    const notASchema = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: 5 } })
+    const notASchema = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini', schema: 5 } })
     expect(notASchema.isError).toBe(true)
   })
 
   it('an empty prompt is an isError result carrying ERR_PROMPT_REQUIRED', async () => {
     await connect('answer')
-    const result = await client!.callTool({ name: 'relay', arguments: { prompt: '' } })
+    const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: '' } })
     expect(result.isError).toBe(true)
     expect(result.content).toEqual([{ type: 'text', text: 'Error [ERR_PROMPT_REQUIRED]: Prompt is required' }])
     expect(result.structuredContent).toEqual({ backend: 'codex', ok: false, error: { code: 'ERR_PROMPT_REQUIRED', message: 'Prompt is required' } })
@@ -117,8 +93,8 @@ describe('phone-a-friend mcp', () => {
     // that reach the client in the same read as the result find their handler gone and are
     // dropped, so it would see some of them only, depending on timing.)
     const progress: Array<{ progress: number; message?: string; progressToken: unknown }> = []
-    client!.setNotificationHandler(ProgressNotificationSchema, ({ params }) => void progress.push(params))
-    const result = await client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, {
+    suite.client!.setNotificationHandler(ProgressNotificationSchema, ({ params }) => void progress.push(params))
+    const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, {
       onprogress: () => undefined, // makes the SDK send a progress token
     })
     expect(result.structuredContent).toEqual({ backend: 'gemini', ok: true, answer: 'Hello, wörld 😀!' })
@@ -131,19 +107,19 @@ describe('phone-a-friend mcp', () => {
 
   it('a cancelled call stops its backend: no process of it is left', async () => {
     await connect('hang-with-grandchild')
-    const server = processesWithEnv(mark)
+    const server = processesWithEnv(suite.mark)
     expect(server).toHaveLength(1)
     const controller = new AbortController()
-    const call = client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, { signal: controller.signal })
+    const call = suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, { signal: controller.signal })
     // The CLI and its grandchild run beside the server.
-    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
     const cancelled = performance.now()
     controller.abort('enough')
     await expect(call).rejects.toThrow()
-    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual(server)
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual(server)
     expect(performance.now() - cancelled).toBeLessThan(2000)
     // The server goes on serving.
-    const result = await client!.callTool({ name: 'relay', arguments: { prompt: ' ' } })
+    const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: ' ' } })
     expect(result.isError).toBe(true)
   })
 })
@@ -151,7 +127,7 @@ describe('phone-a-friend mcp', () => {
 describe('the server process', () => {
   /** Starts `phone-a-friend mcp` by hand, to watch stdin, stdout and its exit. */
   function start(mode: FakeMode) {
-    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: repo.path, env: serverEnv(mode), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: suite.repo.path, env: suite.env(mode), stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -182,7 +158,7 @@ describe('the server process', () => {
   it('on a terminal, says first on stderr that it speaks MCP over stdio and how to add it to a client', async () => {
     // script gives the server a pty for stdin, stdout and stderr; what the server writes comes out of script's stdout.
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} mcp`
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: repo.path, env: serverEnv('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: suite.repo.path, env: suite.env('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
@@ -202,7 +178,7 @@ describe('the server process', () => {
   it('on a terminal, Ctrl-D before any request ends it quietly: exit 0, after the note only', async () => {
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} mcp`
     // -e: script exits with the server's exit code.
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: repo.path, env: serverEnv('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: suite.repo.path, env: suite.env('answer'), stdio: ['pipe', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
@@ -247,9 +223,9 @@ describe('the server process', () => {
     server.send(initialize)
     server.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } } })
-    await expect.poll(() => processesWithEnv(mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
     server.child.stdin.end()
     expect(await server.exited).toBe(0)
-    await expect.poll(() => processesWithEnv(mark), { timeout: 2000 }).toEqual([])
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual([])
   })
 })
