@@ -136,6 +136,25 @@ impl Client {
         client
     }
 
+    /// Ends the server's input: the server must stop within 2 s, cancelling what it ran.
+    async fn close_input_and_expect_everything_stopped(self) {
+        let Client {
+            mut writer,
+            server,
+            cancelled,
+            lines,
+            ..
+        } = self;
+        writer.shutdown().await.expect("end of input");
+        let served = tokio::time::timeout(Duration::from_secs(2), server)
+            .await
+            .expect("the server stopped")
+            .expect("task");
+        assert!(served.is_ok(), "{served:?}");
+        assert!(cancelled.load(Ordering::SeqCst));
+        drop(lines);
+    }
+
     /// Waits (bounded) until the `hang` backend runs.
     async fn backend_started(&self) {
         tokio::time::timeout(Duration::from_secs(5), self.started.notified())
@@ -370,21 +389,7 @@ async fn closing_the_input_stops_the_server_and_every_relay_in_flight() {
         .send(json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": { "name": "relay", "arguments": { "prompt": "p", "backend": "hang" } } }))
         .await;
     client.backend_started().await;
-    let Client {
-        mut writer,
-        server,
-        cancelled,
-        lines,
-        ..
-    } = client;
-    writer.shutdown().await.expect("end of input");
-    let served = tokio::time::timeout(Duration::from_secs(2), server)
-        .await
-        .expect("the server stopped")
-        .expect("task");
-    assert!(served.is_ok(), "{served:?}");
-    assert!(cancelled.load(Ordering::SeqCst));
-    drop(lines);
+    client.close_input_and_expect_everything_stopped().await;
 }
 
 #[tokio::test]
@@ -630,21 +635,7 @@ async fn closing_the_input_stops_every_task_backend() {
     let mut client = Client::start().await;
     client.call_as_task(1, "hang", 60_000).await;
     client.backend_started().await;
-    let Client {
-        mut writer,
-        server,
-        cancelled,
-        lines,
-        ..
-    } = client;
-    writer.shutdown().await.expect("end of input");
-    let served = tokio::time::timeout(Duration::from_secs(2), server)
-        .await
-        .expect("the server stopped")
-        .expect("task");
-    assert!(served.is_ok(), "{served:?}");
-    assert!(cancelled.load(Ordering::SeqCst));
-    drop(lines);
+    client.close_input_and_expect_everything_stopped().await;
 }
 
 #[tokio::test]
