@@ -180,6 +180,22 @@ describe('the installed package', () => {
     expect(JSON.parse(out)).toEqual({ atImport: false, afterCall: true, max: 500_000 })
   })
 
+  it('a first call loads the call modules as one bundled file (dist/internal/core.js)', () => {
+    const out = run(process.execPath, ['-e', `
+      const api = require('@phone-a-friend/relay')
+      const ours = () => Object.keys(require.cache).filter((file) => file.includes('@phone-a-friend')).map((file) => file.slice(file.indexOf('@phone-a-friend') + 16)).sort()
+      const atImport = ours()
+      api.relay({ prompt: 'p', repoPath: '/nonexistent-folder-for-this-test' }).catch((error) => {
+        console.log(JSON.stringify({ atImport, afterCall: ours(), code: error.code }))
+      })
+    `], project)
+    expect(JSON.parse(out)).toEqual({
+      atImport: ['relay/dist/index.js', 'relay/dist/internal/errors.js', 'relay/dist/internal/limits.js'],
+      afterCall: [`relay-${PLATFORM}/package.json`, `relay-${PLATFORM}/relay.${PLATFORM}.node`, 'relay/binding.js', 'relay/dist/index.js', 'relay/dist/internal/core.js', 'relay/dist/internal/errors.js', 'relay/dist/internal/limits.js'],
+      code: 'ERR_INVALID_REPO',
+    })
+  })
+
   it('import gives the same API, and the same classes as require()', () => {
     const out = run(process.execPath, ['--input-type=module', '-e', `
       import { createRequire } from 'node:module'

@@ -2,10 +2,7 @@
  * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
-import type * as Calls from './internal/calls.js'
-import type * as Options from './internal/options.js'
-import type * as Backends from './internal/backends.js'
-import type * as Native from './internal/native.js'
+import type * as Core from './internal/core.js'
 import type {
   GitHelperOptions,
   DryRunRelayOptions,
@@ -19,29 +16,16 @@ import type {
 import type { RelayAllResult } from './internal/calls.js'
 import type { Backend } from './internal/backends.js'
 
+let loaded: typeof Core | undefined
+
 /**
  * The wrapper's internals, loaded on the first call rather than at import: an import then costs
  * only the error classes and the constants (a few milliseconds less for every process that
  * imports the package, most of which make few calls).
  */
-interface Internals {
-  calls: typeof Calls
-  options: typeof Options
-  backends: typeof Backends
-  native: typeof Native
-}
-
-let loaded: Internals | undefined
-
-function internals(): Internals {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  return (loaded ??= {
-    calls: require('./internal/calls.js') as typeof Calls,
-    options: require('./internal/options.js') as typeof Options,
-    backends: require('./internal/backends.js') as typeof Backends,
-    native: require('./internal/native.js') as typeof Native,
-  })
-  /* eslint-enable @typescript-eslint/no-require-imports */
+function internals(): typeof Core {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (loaded ??= require('./internal/core.js') as typeof Core)
 }
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
@@ -206,9 +190,7 @@ export function gitDiffBase(repoPath: string, base: string, options?: GitHelperO
  * Ollama server answers. At most 30 s; `signal` stops the checks' processes.
  */
 export async function doctor(options?: DoctorOptions): Promise<DoctorReport> {
-  /* eslint-disable-next-line @typescript-eslint/no-require-imports */
-  const { doctor: run } = require('./internal/doctor.js') as typeof import('./internal/doctor.js')
-  return run(options)
+  return internals().doctor.doctor(options)
 }
 
 /** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous.

@@ -78,14 +78,21 @@ function supervisorFor(target) {
   return candidates.find((file) => existsSync(file) && isExecutableFor(file, target))
 }
 
-/** dist/ is what tsc makes of lib/ now: no source newer than its output, no output without a source. */
+/**
+ * dist/ is what `npm run build` makes of lib/ now: no source newer than its output (for the
+ * sources scripts/bundle-core.mjs put in dist/internal/core.js, that file), no output without a
+ * source, and the bundle made.
+ */
 function checkDist() {
   const lib = join(ROOT, 'lib')
   const dist = join(ROOT, 'dist')
   if (!existsSync(join(dist, 'index.js'))) fail('dist/ is missing: run npm run build')
+  const record = join(dist, 'internal', 'core.bundle.json')
+  if (!existsSync(record)) fail('dist/internal/core.js is not bundled: run npm run build')
+  const bundled = new Set(readJson(record).sources)
   const sources = readdirSync(lib, { recursive: true }).filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
   for (const source of sources) {
-    const output = join(dist, source.replace(/\.ts$/, '.js'))
+    const output = join(dist, bundled.has(source) ? 'internal/core.js' : source.replace(/\.ts$/, '.js'))
     if (!existsSync(output) || statSync(output).mtimeMs < statSync(join(lib, source)).mtimeMs) fail(`dist/ is older than lib/${source}: run npm run build`)
   }
   const outputs = readdirSync(dist, { recursive: true }).filter((file) => file.endsWith('.js'))

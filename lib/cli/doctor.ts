@@ -2,7 +2,7 @@
 // (`doctor()`, the same as `doctor --json` and the MCP `backends` tool).
 import type { BackendReport, DoctorReport } from '../internal/doctor.js'
 
-export { doctor, type BackendReport, type DoctorReport } from '../internal/doctor.js'
+export type { BackendReport, DoctorReport } from '../internal/doctor.js'
 
 /** At most this many of the server's models are named in the text report. */
 const MODELS_SHOWN = 5

@@ -282,7 +282,7 @@ function withBackendHint(error: unknown, name: string | undefined): unknown {
   if (coded.code !== 'ERR_UNSUPPORTED_BACKEND' || name === undefined) return error
   let names: string[]
   try {
-    const { binding } = require('../internal/native.js') as typeof import('../internal/native.js')
+    const { binding } = (require('../internal/core.js') as typeof import('../internal/core.js')).native
     names = binding.builtinBackends().map((backend) => backend.name)
   } catch {
     return error // a hint never hides the failure itself
@@ -468,9 +468,8 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
   let report: import('./doctor.js').DoctorReport
   let formatDoctor: typeof import('./doctor.js').formatDoctor
   try {
-    const loaded = await import('./doctor.js') // loads the addon, which may fail to load
-    formatDoctor = loaded.formatDoctor
-    report = await loaded.doctor({ model: flags.model, signal: life.signal })
+    formatDoctor = (await import('./doctor.js')).formatDoctor
+    report = await api().doctor({ model: flags.model, signal: life.signal }) // loads the addon, which may fail to load
   } catch (error) {
     if (life.stopped) return life.report(Boolean(flags.json))
     printError(error, Boolean(flags.json))
@@ -596,7 +595,7 @@ async function runMcp(argv: string[]): Promise<number> {
   const onATerminal = isatty(0)
   if (onATerminal) process.stderr.write(MCP_ON_A_TERMINAL)
   try {
-    const { binding, scope } = require('../internal/native.js') as typeof import('../internal/native.js')
+    const { binding, scope } = (require('../internal/core.js') as typeof import('../internal/core.js')).native
     await binding.serveMcp(scope(), process.cwd())
     return 0
   } catch (error) {
