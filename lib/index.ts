@@ -51,6 +51,19 @@ export {
   MAX_RELAY_DEPTH,
 } from './internal/limits.js'
 
+/**
+ * The promise `start` returns, or what it throws as a rejected one: nothing throws synchronously.
+ * Not an async wrapper, whose promise would wait on the call's own: two more turns of the
+ * microtask queue on every call (BENCHMARKS.md, "Side by side with upstream, 2026-11-26").
+ */
+function rejecting<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start()
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 /** Adds a backend written in JS, or replaces the one of the same name (built-ins too). */
 export function registerBackend(backend: Backend): void {
   internals().backends.registerBackend(backend)
@@ -65,8 +78,8 @@ export function registerBackend(backend: Backend): void {
 export function relay(options: DryRunRelayOptions): Promise<DryRun>
 export function relay(options: RelayOptions): Promise<string>
 export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun>
-export async function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun> {
-  return internals().calls.relay(internals().options.nativeRelayOptions(options))
+export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun> {
+  return rejecting(() => internals().calls.relay(internals().options.nativeRelayOptions(options)))
 }
 
 /**
@@ -96,8 +109,8 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
  * depth) rejects the whole call with the `RelayError` `relay()` would give, whatever the
  * backends. The signal aborts every backend: the call rejects with an `AbortError`.
  */
-export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]> {
-  return internals().calls.relayAll(internals().options.nativeRelayAllOptions(options))
+export function relayAll(options: RelayAllOptions): Promise<RelayAllResult[]> {
+  return rejecting(() => internals().calls.relayAll(internals().options.nativeRelayAllOptions(options)))
 }
 
 /**
@@ -107,8 +120,8 @@ export async function relayAll(options: RelayAllOptions): Promise<RelayAllResult
 export function reviewRelay(options: DryRunReviewOptions): Promise<DryRun>
 export function reviewRelay(options: ReviewRelayOptions): Promise<string>
 export function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun>
-export async function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun> {
-  return internals().calls.review(internals().options.nativeReviewOptions(options))
+export function reviewRelay(options: MaybeDryRunReviewOptions): Promise<string | DryRun> {
+  return rejecting(() => internals().calls.review(internals().options.nativeReviewOptions(options)))
 }
 
 /** A session in the store (docs/CONTRACT.md §12). */
