@@ -6,11 +6,14 @@
 //   relay.<platform>.node                                     at the root, as `napi build --platform`
 //                                                             names it
 //   target/supervisor/<triple>/release/phone-a-friend-supervisor   (not on Windows), where
-//                                                             scripts/release-assemble.mjs looks
+//                                                             scripts/release-assemble.mjs looks;
+//                                                             on Linux <triple> is the musl one of
+//                                                             the arch (scripts/supervisor-triple.mjs)
 //
 // How each target links (docs/DEVELOPMENT.md, "Every target"):
-//   linux gnu      the host's cc, or aarch64-linux-gnu-gcc for arm64; supervisor static (crt-static)
-//   linux musl     zig (`napi build -x`, cargo-zigbuild); supervisor static
+//   linux gnu      the host's cc, or aarch64-linux-gnu-gcc for arm64; the supervisor is the musl one
+//   linux musl     zig (`napi build -x`, cargo-zigbuild); supervisor static, linked by zig, and
+//                  shipped in the gnu package of its arch too
 //   darwin         zig: the addon is a cdylib with napi's dyn-symbols, so it needs no Node library,
 //                  and zig cc compiles ring's C without an Apple SDK; the supervisor links libSystem
 //                  (macOS has no static libc)
@@ -26,6 +29,7 @@ import { existsSync, readFileSync, renameSync, statSync } from 'node:fs'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseTriple } from '@napi-rs/cli'
+import { supervisorTriple } from './supervisor-triple.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SUPERVISOR = 'phone-a-friend-supervisor'
@@ -62,7 +66,8 @@ const HOST_ARCH = { x64: 'x86_64', arm64: 'aarch64' }[process.arch]
 
 /**
  * How `triple` is built here: the triple cargo compiles, the tool that links it, the supervisor's
- * linking (or none), and the environment that points cargo and the cc crate at the cross tools.
+ * linking (or none; a static one is the musl build, linked by zig), and the environment that
+ * points cargo and the cc crate at the cross tools.
  */
 function planFor(triple) {
   const target = parseTriple(triple)
@@ -98,7 +103,7 @@ function toolsPath(plans) {
   const PATH = [TOOLS, process.env.PATH].join(delimiter)
   const need = new Set()
   for (const plan of plans) {
-    if (plan.zig) need.add('zig').add('cargo-zigbuild')
+    if (plan.zig || plan.supervisor === 'static') need.add('zig').add('cargo-zigbuild')
     if (plan.linker !== 'cc' && plan.linker !== 'zig') need.add(`${plan.linker}-gcc`)
   }
   const missing = [...need].filter((tool) => !PATH.split(delimiter).some((dir) => existsSync(join(dir, tool))))
@@ -183,12 +188,12 @@ function build(plan, env) {
     if (mingw.length > 0) throw new Error(`${plan.addon} imports ${mingw.join(', ')}, which Windows does not have`)
   }
   if (plan.supervisor !== null) {
-    const supervisorArgs = [plan.zig ? 'zigbuild' : 'build', '--release', '-p', SUPERVISOR, '--target', cargoTriple, '--target-dir', 'target/supervisor']
     // The supervisor starts once per relay: static, it skips the dynamic loader (BENCHMARKS.md).
-    const rustflags = plan.supervisor === 'static' ? { RUSTFLAGS: '-C target-feature=+crt-static' } : {}
-    const supervisorEnv = { shown: { ...env.shown, ...rustflags }, full: { ...env.full, ...rustflags } }
-    result.supervisorSeconds = timed(() => run('cargo', supervisorArgs, supervisorEnv))
-    const file = join(ROOT, 'target', 'supervisor', cargoTriple, 'release', SUPERVISOR)
+    const triple = supervisorTriple(cargoTriple)
+    const linkedByZig = plan.zig || plan.supervisor === 'static'
+    const supervisorArgs = [linkedByZig ? 'zigbuild' : 'build', '--release', '-p', SUPERVISOR, '--target', triple, '--target-dir', 'target/supervisor']
+    result.supervisorSeconds = timed(() => run('cargo', supervisorArgs, env))
+    const file = join(ROOT, 'target', 'supervisor', triple, 'release', SUPERVISOR)
     result.supervisorBytes = statSync(file).size
     if (plan.supervisor === 'static') {
       const { needed, interpreter } = elfLinking(file)

@@ -25,6 +25,7 @@ import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, re
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { NapiCli, parseTriple } from '@napi-rs/cli'
+import { supervisorTriple } from './supervisor-triple.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const out = process.argv.indexOf('--out')
@@ -68,13 +69,14 @@ function isExecutableFor(file, target) {
 const needsSupervisor = (target) => target.platform !== 'win32'
 
 /**
- * The supervisor built for `target`: `npm run build:supervisor` and `npm run build:targets` leave it
- * in target/supervisor/<triple>/release/; the first also copies the host's to the root, which is
- * taken only for a linux gnu target of its arch (never for musl, whose own build comes first).
+ * The supervisor built for `target`: `npm run build:targets` leaves it in
+ * target/supervisor/<its triple>/release/ (on Linux the musl triple of the arch, for the gnu and
+ * musl packages alike: scripts/supervisor-triple.mjs), and so does `npm run build:supervisor` for
+ * the host, which also copies it to the root, taken for a Linux target of its arch.
  */
 function supervisorFor(target) {
-  const candidates = [join(ROOT, 'target', 'supervisor', target.triple, 'release', SUPERVISOR)]
-  if (target.platform === 'linux' && target.abi === 'gnu') candidates.push(join(ROOT, SUPERVISOR))
+  const candidates = [join(ROOT, 'target', 'supervisor', supervisorTriple(target.triple), 'release', SUPERVISOR)]
+  if (target.platform === 'linux') candidates.push(join(ROOT, SUPERVISOR))
   return candidates.find((file) => existsSync(file) && isExecutableFor(file, target))
 }
 

