@@ -1,6 +1,6 @@
 //! napi's link setup, and on x86_64 Linux the order of the addon's code: the functions a process
 //! runs when it loads the addon and relays are placed together (scripts/link-order/), so the
-//! pages of code it touches, and keeps in memory, are about 0.8 MB rather than 3.7 MB spread
+//! pages of code it touches, and keeps in memory, are about 1.4 MB rather than 3.7 MB spread
 //! over the whole 5.8 MB (BENCHMARKS.md, "The addon's code in the order it runs").
 
 use std::env;

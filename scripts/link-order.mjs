@@ -3,9 +3,9 @@
 // functions the addon runs as a process loads it and relays (scripts/link-order/workload.cjs):
 // first those of the relays nearly every process makes, then the rest, each in the order
 // callgrind first saw them. build.rs hands the file to rust-lld, which puts those
-// functions side by side at the start of the code, so a process touches (and keeps resident) a
-// few hundred KB of the addon's code instead of pages spread over all of it (BENCHMARKS.md, "The
-// addon's code in the order it runs"). Run it after changes to what a relay runs; a stale order
+// functions side by side at the start of the code, so a process that relays keeps about 1.4 MB
+// of the addon's code resident instead of 3.7 MB of pages spread over all of it (BENCHMARKS.md,
+// "The addon's code in the order it runs"). Run it after changes to what a relay runs; a stale order
 // still links (the symbols it no longer finds are skipped), it only helps less.
 //
 // Needs valgrind (`apt install valgrind`), on x86_64 Linux. Steps:
