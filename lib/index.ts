@@ -54,7 +54,7 @@ export {
 /**
  * The promise `start` returns, or what it throws as a rejected one: nothing throws synchronously.
  * Not an async wrapper, whose promise would wait on the call's own: two more turns of the
- * microtask queue on every call (BENCHMARKS.md, "Side by side with upstream, 2026-11-26").
+ * microtask queue on every call (BENCHMARKS.md, "The call's own promise").
  */
 function rejecting<T>(start: () => Promise<T>): Promise<T> {
   try {
