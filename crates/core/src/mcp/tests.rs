@@ -137,22 +137,27 @@ impl Client {
     }
 
     /// Ends the server's input: the server must stop within 2 s, cancelling what it ran.
-    async fn close_input_and_expect_everything_stopped(self) {
+    async fn close_input_and_expect_everything_stopped(mut self) {
+        self.writer.shutdown().await.expect("end of input");
+        self.expect_everything_stopped().await;
+    }
+
+    /// The server ends within 2 s, having cancelled what it ran; its input stays open until then.
+    async fn expect_everything_stopped(self) {
         let Client {
-            mut writer,
             server,
             cancelled,
+            writer,
             lines,
             ..
         } = self;
-        writer.shutdown().await.expect("end of input");
         let served = tokio::time::timeout(Duration::from_secs(2), server)
             .await
             .expect("the server stopped")
             .expect("task");
         assert!(served.is_ok(), "{served:?}");
         assert!(cancelled.load(Ordering::SeqCst));
-        drop(lines);
+        drop((writer, lines));
     }
 
     /// Waits (bounded) until the `hang` backend runs.
@@ -824,18 +829,5 @@ async fn the_host_going_away_stops_the_server_and_every_task_backend() {
     client.backend_started().await;
     // The input stays open: only the host's token says to stop.
     client.host.cancel();
-    let Client {
-        server,
-        cancelled,
-        writer,
-        lines,
-        ..
-    } = client;
-    let served = tokio::time::timeout(Duration::from_secs(2), server)
-        .await
-        .expect("the server stopped")
-        .expect("task");
-    assert!(served.is_ok(), "{served:?}");
-    assert!(cancelled.load(Ordering::SeqCst));
-    drop((writer, lines));
+    client.expect_everything_stopped().await;
 }
