@@ -22,6 +22,15 @@ export function isAlive(pid: number): boolean {
   return fields !== undefined && fields[0] !== 'Z'
 }
 
+/** The process's command name (`comm`), or '' once it has gone. */
+export function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return ''
+  }
+}
+
 /** Children of `pid`, zombies included (a zombie child is one its parent failed to reap). */
 export function childrenOf(pid: number): number[] {
   return pids().filter((child) => stat(child)?.[1] === String(pid))
