@@ -98,11 +98,11 @@ impl CallStep {
         step
     }
 
-    fn invoke(call: BackendCall) -> CallStep {
+    fn invoke(call: Box<BackendCall>) -> CallStep {
         CallStep {
             kind: StepKind::Invoke,
             text: None,
-            invoke: Some(call),
+            invoke: Some(*call),
             dry_run: None,
             outcomes: None,
             failure: None,
@@ -135,7 +135,7 @@ impl Warn for CallWarnings {
 struct Steps {
     warnings: mpsc::UnboundedReceiver<String>,
     /// Its JS backends' invocations, for the caller's JS to run.
-    invocations: mpsc::UnboundedReceiver<BackendCall>,
+    invocations: mpsc::UnboundedReceiver<Box<BackendCall>>,
     /// `None` when the call does not stream, or once its text has all been read.
     text: Option<ChunkSource>,
     ended: Option<oneshot::Receiver<Ended>>,

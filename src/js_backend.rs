@@ -82,8 +82,9 @@ pub struct BackendCall {
 }
 
 /// Where a call's JS backend invocations go: its `NativeCall`, whose `next()` hands them to the
-/// caller's JS. Attached to the call as its [`relay_core::backend::CallLink`].
-pub struct Invoker(pub mpsc::UnboundedSender<BackendCall>);
+/// caller's JS. Attached to the call as its [`relay_core::backend::CallLink`]. Boxed: a channel
+/// allocates its first block of 32 slots when made, for every call, JS backend or not.
+pub struct Invoker(pub mpsc::UnboundedSender<Box<BackendCall>>);
 
 pub struct JsBackend {
     pub name: String,
@@ -195,7 +196,7 @@ impl JsBackend {
         let Some(Invoker(invoker)) = link.get::<Invoker>() else {
             return could_not_call("no JS caller");
         };
-        if invoker.send(call).is_err() {
+        if invoker.send(Box::new(call)).is_err() {
             return could_not_call("its caller is gone");
         }
         // The trampoline keeps the invocation's time; this side waits for its outcome, the
