@@ -1,6 +1,6 @@
 // What scripts/link-order.mjs watches the addon do, under callgrind. `common` (the first
-// argument): load, and the relays nearly every process makes (a CLI backend, a JS backend, a
-// refused one). `all`: those, then the rest of what many make (a diff, a stream, a review, Ollama
+// argument): load, and the relays nearly every process makes (a CLI backend, alone and several
+// at once, a JS backend, a refused one). `all`: those, then the rest of what many make (a diff, a stream, a review, Ollama
 // over HTTP, the git helpers, a dry run). Run with PATH leading to a folder where `gemini` and
 // `codex` are __test__/support/fake-cli.sh (the script sets that up).
 const { execFileSync } = require('node:child_process')
@@ -39,6 +39,11 @@ async function main() {
   try {
     await api.relay({ prompt: 'p', repoPath: join(repoPath, 'missing') }).catch(() => undefined)
     for (const backend of ['gemini', 'codex']) await api.relay({ prompt: 'p', repoPath, backend })
+    // Answers that take a while: the runtime parks, and its timers move on, as in real relays.
+    process.env.FAKE_MODE = 'slow'
+    process.env.FAKE_SLEEP = '0.3'
+    await Promise.all(Array.from({ length: 8 }, () => api.relay({ prompt: 'p', repoPath, backend: 'gemini' })))
+    process.env.FAKE_MODE = 'stdout-only'
     api.registerBackend({ name: 'instant', allowedSandboxes: ['read-only'], run: async () => 'instant answer' })
     await Promise.all([1, 2, 3].map(() => api.relay({ prompt: 'p', repoPath, backend: 'instant' })))
     if (process.argv[2] !== 'all') return
