@@ -247,6 +247,16 @@ describe('limits at the boundary and one byte over', () => {
       code: 'ERR_TOO_LARGE',
       message: 'Context text is too large (200001 bytes; max 200000 bytes)',
     })
+    // Over the limit, the size is still the trimmed text's, whitespace around it or not.
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextText: `\t ${exact}x\u3000\n` })).rejects.toMatchObject({
+      code: 'ERR_TOO_LARGE',
+      message: 'Context text is too large (200001 bytes; max 200000 bytes)',
+    })
+    // Measured where it is given, not copied first: 64 MB is refused with its size.
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextText: 'x'.repeat(64_000_000) })).rejects.toMatchObject({
+      code: 'ERR_TOO_LARGE',
+      message: 'Context text is too large (64000000 bytes; max 200000 bytes)',
+    })
   })
 
   it('context file: 200,000 bytes pass, 200,001 do not, and 50 MB is refused with its size', async () => {

@@ -7,6 +7,7 @@
 //! (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
 mod call;
+mod context_text;
 mod doctor;
 mod dry_run;
 mod failure;
@@ -49,7 +50,7 @@ pub const MAX_OUTPUT_BYTES: u32 = limits::MAX_OUTPUT_BYTES as u32;
 // cannot say: literal unions, objects, callbacks, the signal).
 
 /// `relay()`'s options.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 pub struct NativeRelayOptions {
     /// What to ask. Must not be blank.
     pub prompt: String,
@@ -61,7 +62,8 @@ pub struct NativeRelayOptions {
     /// A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed).
     pub context_file: Option<String>,
     /// Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`.
-    pub context_text: Option<String>,
+    #[napi(ts_type = "string")]
+    pub context_text: Option<context_text::NativeContextText>,
     /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
     /// @default false
     pub include_diff: Option<bool>,
@@ -139,7 +141,7 @@ impl From<NativeRelayOptions> for RelayOptions {
             repo_path: options.repo_path,
             backend: options.backend,
             context_file: options.context_file,
-            context_text: options.context_text,
+            context_text: options.context_text.map(|text| text.0),
             include_diff: options.include_diff.unwrap_or(false),
             timeout_seconds: options.timeout_seconds,
             model: options.model,

@@ -14,20 +14,55 @@ use crate::text::js_trim;
 
 const READING: &str = "reading the context file";
 
+/// `contextText` as a caller gave it: the text, or, when whoever took it measured it over the
+/// limit, only that size (UTF-8 bytes after `trim()`), so a text refused for its size need not be
+/// copied first (the addon's `NativeContextText`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextText {
+    Text(String),
+    Oversized(usize),
+}
+
+impl ContextText {
+    /// Whether it is empty once trimmed: then it counts as absent.
+    fn is_blank(&self) -> bool {
+        match self {
+            ContextText::Text(text) => js_trim(text).is_empty(),
+            ContextText::Oversized(_) => false,
+        }
+    }
+}
+
+impl From<String> for ContextText {
+    fn from(text: String) -> Self {
+        ContextText::Text(text)
+    }
+}
+
+impl From<&str> for ContextText {
+    fn from(text: &str) -> Self {
+        ContextText::Text(text.to_string())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ContextText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(ContextText::Text)
+    }
+}
+
 /// The trimmed context ("" when there is none). An empty `context_file` counts as absent when
 /// checking for both, then is a path like any other: the working directory, so `Context path is
 /// not a file: <cwd>`, as in the original.
 pub async fn resolve_context(
     context_file: Option<&str>,
-    context_text: Option<&str>,
+    context_text: Option<&ContextText>,
     cwd: &str,
     deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
-    let text = js_trim(context_text.unwrap_or(""));
+    let has_text = context_text.is_some_and(|text| !text.is_blank());
     match context_file {
-        Some(file) if !file.is_empty() && !text.is_empty() => {
-            Err(RelayError::ContextConflict.into())
-        }
+        Some(file) if !file.is_empty() && has_text => Err(RelayError::ContextConflict.into()),
         Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
         None => inline_context(context_text)
             .map(str::to_string)
@@ -36,12 +71,19 @@ pub async fn resolve_context(
 }
 
 /// The trimmed inline context, when there is no context file: a check that waits on nothing.
-pub fn inline_context(context_text: Option<&str>) -> Result<&str, RelayError> {
-    let text = js_trim(context_text.unwrap_or(""));
-    if text.len() > MAX_CONTEXT_FILE_BYTES {
+pub fn inline_context(context_text: Option<&ContextText>) -> Result<&str, RelayError> {
+    let (text, size) = match context_text {
+        None => ("", 0),
+        Some(ContextText::Text(text)) => {
+            let text = js_trim(text);
+            (text, text.len())
+        }
+        Some(ContextText::Oversized(size)) => ("", *size),
+    };
+    if size > MAX_CONTEXT_FILE_BYTES {
         return Err(RelayError::TooLarge {
             subject: Subject::ContextText,
-            size: text.len() as u64,
+            size: size as u64,
             max: MAX_CONTEXT_FILE_BYTES,
         });
     }
@@ -108,7 +150,8 @@ mod tests {
         text: Option<&str>,
         cwd: &str,
     ) -> Result<String, RelayFailure> {
-        resolve_context(file, text, cwd, &deadline(60.0)).await
+        let text = text.map(ContextText::from);
+        resolve_context(file, text.as_ref(), cwd, &deadline(60.0)).await
     }
 
     fn relay_error(err: RelayError) -> Result<String, RelayFailure> {
@@ -120,6 +163,29 @@ mod tests {
             Err(RelayFailure::Relay(err)) => err.to_string(),
             other => panic!("expected a RelayError, got {other:?}"),
         }
+    }
+
+    /// A text the addon measured over the limit holds only its size, and is refused with it; it
+    /// still conflicts with a context file (it is not blank).
+    #[tokio::test]
+    async fn a_text_measured_over_the_limit_is_refused_with_its_size() {
+        let size = MAX_CONTEXT_FILE_BYTES + 7;
+        let measured = ContextText::Oversized(size);
+        let too_large = RelayError::TooLarge {
+            subject: Subject::ContextText,
+            size: size as u64,
+            max: MAX_CONTEXT_FILE_BYTES,
+        };
+        assert_eq!(inline_context(Some(&measured)), Err(too_large.clone()));
+        let minute = deadline(60.0);
+        assert_eq!(
+            resolve_context(None, Some(&measured), "/", &minute).await,
+            relay_error(too_large)
+        );
+        assert_eq!(
+            resolve_context(Some("/does/not/exist"), Some(&measured), "/", &minute).await,
+            relay_error(RelayError::ContextConflict)
+        );
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{Backend, BackendFailure, BackendResult, CallLink, ReviewRequest, RunRequest};
-use crate::context::resolve_context;
+use crate::context::{resolve_context, ContextText};
 use crate::deadline::{Deadline, Timeout};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
@@ -52,7 +52,8 @@ pub struct RelayOptions {
     /// A file whose text goes into the prompt as additional context (at most 200,000 bytes).
     pub context_file: Option<String>,
     /// Inline additional context (at most 200,000 bytes); not together with contextFile.
-    pub context_text: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub context_text: Option<ContextText>,
     /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
     #[serde(default)]
     pub include_diff: bool,
@@ -197,7 +198,7 @@ pub fn relay_refused_at_once(
         if !context_is_next {
             return None;
         }
-        crate::context::inline_context(options.context_text.as_deref())
+        crate::context::inline_context(options.context_text.as_ref())
             .err()
             .map(RelayFailure::from)
     })
@@ -476,7 +477,7 @@ async fn prepare_envelope(
 ) -> Result<(String, Env, Option<DiffSource>), RelayFailure> {
     let context = resolve_context(
         options.context_file.as_deref(),
-        options.context_text.as_deref(),
+        options.context_text.as_ref(),
         cwd,
         deadline,
     )

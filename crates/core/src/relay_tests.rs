@@ -424,7 +424,7 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
     let registry = registry(&backend);
     let repo = tempfile::tempdir().expect("temp dir");
     let big = RelayOptions {
-        context_text: Some(format!("  {}  ", "x".repeat(MAX_CONTEXT_FILE_BYTES + 1))),
+        context_text: Some(format!("  {}  ", "x".repeat(MAX_CONTEXT_FILE_BYTES + 1)).into()),
         ..options(&repo.path().to_string_lossy())
     };
     let at_once = |o: &RelayOptions| {
@@ -442,7 +442,7 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
     assert_eq!(code(&registry, big.clone(), &env()).await, "ERR_TOO_LARGE");
     // Trimmed as JavaScript trims: at the limit it is no refusal.
     let at_limit = RelayOptions {
-        context_text: Some(format!(" {} ", "x".repeat(MAX_CONTEXT_FILE_BYTES))),
+        context_text: Some(format!(" {} ", "x".repeat(MAX_CONTEXT_FILE_BYTES)).into()),
         ..big.clone()
     };
     assert_eq!(at_once(&at_limit), None);
