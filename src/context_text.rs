@@ -40,6 +40,7 @@ impl FromNapiValue for NativeContextText {
                 return Ok(NativeContextText(ContextText::Oversized(size)));
             }
         }
+        // Copied with the length already counted: `String`'s own conversion would count it again.
         let mut text = vec![0u8; bytes + 1];
         let mut written = 0;
         check_status!(

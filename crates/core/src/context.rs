@@ -20,6 +20,7 @@ const READING: &str = "reading the context file";
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextText {
     Text(String),
+    /// Always refused, with this size, whatever it is.
     Oversized(usize),
 }
 
@@ -72,20 +73,18 @@ pub async fn resolve_context(
 
 /// The trimmed inline context, when there is no context file: a check that waits on nothing.
 pub fn inline_context(context_text: Option<&ContextText>) -> Result<&str, RelayError> {
-    let (text, size) = match context_text {
-        None => ("", 0),
-        Some(ContextText::Text(text)) => {
-            let text = js_trim(text);
-            (text, text.len())
-        }
-        Some(ContextText::Oversized(size)) => ("", *size),
+    let too_large = |size: usize| RelayError::TooLarge {
+        subject: Subject::ContextText,
+        size: size as u64,
+        max: MAX_CONTEXT_FILE_BYTES,
     };
-    if size > MAX_CONTEXT_FILE_BYTES {
-        return Err(RelayError::TooLarge {
-            subject: Subject::ContextText,
-            size: size as u64,
-            max: MAX_CONTEXT_FILE_BYTES,
-        });
+    let text = match context_text {
+        None => return Ok(""),
+        Some(ContextText::Oversized(size)) => return Err(too_large(*size)),
+        Some(ContextText::Text(text)) => js_trim(text),
+    };
+    if text.len() > MAX_CONTEXT_FILE_BYTES {
+        return Err(too_large(text.len()));
     }
     Ok(text)
 }
@@ -177,6 +176,8 @@ mod tests {
             max: MAX_CONTEXT_FILE_BYTES,
         };
         assert_eq!(inline_context(Some(&measured)), Err(too_large.clone()));
+        // Whatever the size: the variant never stands for a text that was let through.
+        assert!(inline_context(Some(&ContextText::Oversized(3))).is_err());
         let minute = deadline(60.0);
         assert_eq!(
             resolve_context(None, Some(&measured), "/", &minute).await,
