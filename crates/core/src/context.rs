@@ -3,6 +3,7 @@
 //! that never ends (`/proc`), or a huge sparse one, ends in `ERR_TIMEOUT` or the call's abort,
 //! and no thread keeps reading it afterwards.
 
+use std::borrow::Cow;
 use std::fs::File;
 
 use crate::bounded_text::{read_bounded_until, ReadStopped};
@@ -55,19 +56,20 @@ impl<'de> serde::Deserialize<'de> for ContextText {
 /// The trimmed context ("" when there is none). An empty `context_file` counts as absent when
 /// checking for both, then is a path like any other: the working directory, so `Context path is
 /// not a file: <cwd>`, as in the original.
-pub async fn resolve_context(
+pub async fn resolve_context<'text>(
     context_file: Option<&str>,
-    context_text: Option<&ContextText>,
+    context_text: Option<&'text ContextText>,
     cwd: &str,
     deadline: &Deadline,
-) -> Result<String, RelayFailure> {
+) -> Result<Cow<'text, str>, RelayFailure> {
     let has_text = context_text.is_some_and(|text| !text.is_blank());
     match context_file {
         Some(file) if !file.is_empty() && has_text => Err(RelayError::ContextConflict.into()),
-        Some(file) => read_context_file(&resolve(cwd, file), deadline).await,
-        None => inline_context(context_text)
-            .map(str::to_string)
-            .map_err(Into::into),
+        Some(file) => Ok(Cow::Owned(
+            read_context_file(&resolve(cwd, file), deadline).await?,
+        )),
+        // Borrowed: the envelope copies it once (a context can be 200 KB).
+        None => Ok(Cow::Borrowed(inline_context(context_text)?)),
     }
 }
 
@@ -150,7 +152,9 @@ mod tests {
         cwd: &str,
     ) -> Result<String, RelayFailure> {
         let text = text.map(ContextText::from);
-        resolve_context(file, text.as_ref(), cwd, &deadline(60.0)).await
+        resolve_context(file, text.as_ref(), cwd, &deadline(60.0))
+            .await
+            .map(Cow::into_owned)
     }
 
     fn relay_error(err: RelayError) -> Result<String, RelayFailure> {
@@ -180,11 +184,15 @@ mod tests {
         assert!(inline_context(Some(&ContextText::Oversized(3))).is_err());
         let minute = deadline(60.0);
         assert_eq!(
-            resolve_context(None, Some(&measured), "/", &minute).await,
+            resolve_context(None, Some(&measured), "/", &minute)
+                .await
+                .map(Cow::into_owned),
             relay_error(too_large)
         );
         assert_eq!(
-            resolve_context(Some("/does/not/exist"), Some(&measured), "/", &minute).await,
+            resolve_context(Some("/does/not/exist"), Some(&measured), "/", &minute)
+                .await
+                .map(Cow::into_owned),
             relay_error(RelayError::ContextConflict)
         );
     }
@@ -296,7 +304,9 @@ mod tests {
     async fn reading_stops_at_the_deadline() {
         let (_dir, path) = sparse_file();
         let started = Instant::now();
-        let result = resolve_context(Some(&path), None, "/", &deadline(0.3)).await;
+        let result = resolve_context(Some(&path), None, "/", &deadline(0.3))
+            .await
+            .map(Cow::into_owned);
         assert!(started.elapsed() < Duration::from_secs(3));
         assert_eq!(
             message(result),

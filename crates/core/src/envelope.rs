@@ -2,7 +2,7 @@
 
 use crate::errors::{RelayError, Subject};
 use crate::limits::MAX_PROMPT_BYTES;
-use crate::text::js_trim;
+use crate::text::{js_trim, trailing_whitespace_len};
 
 const PREAMBLE: [&str; 4] = [
     "You are helping another coding agent by reviewing or advising on work in a local repository.",
@@ -11,24 +11,30 @@ const PREAMBLE: [&str; 4] = [
     "Respond with concise, actionable feedback.",
 ];
 
-/// Builds the envelope; empty context or diff sections are left out.
+/// Builds the envelope; empty context or diff sections are left out. The parts are joined in
+/// one allocation: with a large diff and context, each extra copy costs the runtime's thread
+/// fresh pages (BENCHMARKS.md, "Large inputs: one copy of each").
 pub fn build_envelope(repo_path: &str, request: &str, context: &str, diff: &str) -> String {
-    let mut sections: Vec<String> = vec![
-        PREAMBLE[0].to_string(),
-        format!("{}{repo_path}", PREAMBLE[1]),
-        PREAMBLE[2].to_string(),
-        PREAMBLE[3].to_string(),
-        String::new(),
-        "Request:".to_string(),
-        js_trim(request).to_string(),
+    let repo_line = [PREAMBLE[1], repo_path].concat();
+    let mut sections = vec![
+        PREAMBLE[0],
+        &repo_line,
+        PREAMBLE[2],
+        PREAMBLE[3],
+        "",
+        "Request:",
+        js_trim(request),
     ];
     for (heading, body) in [("Additional Context:", context), ("Git Diff:", diff)] {
         let body = js_trim(body);
         if !body.is_empty() {
-            sections.extend([String::new(), heading.to_string(), body.to_string()]);
+            sections.extend(["", heading, body]);
         }
     }
-    js_trim(&sections.join("\n")).to_string()
+    let mut envelope = sections.join("\n");
+    // The preamble starts it, so only its end can need trimming (an empty request).
+    envelope.truncate(envelope.len() - trailing_whitespace_len(&envelope));
+    envelope
 }
 
 /// The 500,000-byte limit on the whole envelope.
