@@ -101,7 +101,17 @@ impl BoundedText {
     }
 
     fn decode(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.utf8_chunks().peekable();
+        // Output is nearly always valid UTF-8, which `from_utf8` checks many bytes at a time;
+        // the walk below, sequence by sequence, is for what follows the first invalid byte.
+        let rest = match std::str::from_utf8(bytes) {
+            Ok(text) => return self.push_str(text),
+            Err(e) => {
+                let (valid, rest) = bytes.split_at(e.valid_up_to());
+                self.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                rest
+            }
+        };
+        let mut chunks = rest.utf8_chunks().peekable();
         while let Some(chunk) = chunks.next() {
             self.push_str(chunk.valid());
             let invalid = chunk.invalid();
@@ -218,6 +228,7 @@ pub fn measure(bytes: &[u8], limit: usize) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::js_trim;
 
     fn measure_in_chunks(bytes: &[u8], limit: usize, chunk: usize) -> Measured {
         let mut text = BoundedText::new(limit);
@@ -275,6 +286,25 @@ mod tests {
             let m = measure_in_chunks(input, 100, chunk);
             assert_eq!(m.text, "é€😀", "chunk size {chunk}");
             assert_eq!(m.trimmed_len, 9);
+        }
+    }
+
+    /// Valid text before and after invalid bytes, cut anywhere: the fast path for valid chunks
+    /// and the walk after an invalid byte decode as one lossy decoding of the whole.
+    #[test]
+    fn chunks_mixing_valid_and_invalid_bytes_decode_as_the_whole() {
+        let inputs: [&[u8]; 3] = [
+            b"ab\xffcd\xe2\x82\xacef\xf0\x9f\x98gh",
+            b"\xe2\x82\xac\xc3\xa9\xc3tail\xed\xa0\x80end",
+            b"plain ascii, then \xf4\x90\x80\x80 and a split \xe2\x82",
+        ];
+        for input in inputs {
+            let whole = String::from_utf8_lossy(input);
+            for chunk in 1..=input.len() {
+                let m = measure_in_chunks(input, 1000, chunk);
+                assert_eq!(m.text, js_trim(&whole), "chunk size {chunk}");
+                assert_eq!(m.trimmed_len, js_trim(&whole).len() as u64);
+            }
         }
     }
 
