@@ -252,6 +252,11 @@ describe('limits at the boundary and one byte over', () => {
       code: 'ERR_TOO_LARGE',
       message: 'Context text is too large (200001 bytes; max 200000 bytes)',
     })
+    // Under the limit once trimmed, however much whitespace surrounds it: the text the backend
+    // gets is the trimmed one.
+    const padded = mock.runs.length
+    await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextText: `${' '.repeat(8_000_000)}${exact}\n\t` })).resolves.toBe('mock answer')
+    expect(mock.runs[padded]?.prompt.endsWith(`Additional Context:\n${exact}`)).toBe(true)
     // Measured where it is given, not copied first: 64 MB is refused with its size.
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextText: 'x'.repeat(64_000_000) })).rejects.toMatchObject({
       code: 'ERR_TOO_LARGE',

@@ -25,20 +25,21 @@ impl TypeName for NativeContextText {
 impl ValidateNapiValue for NativeContextText {}
 
 impl FromNapiValue for NativeContextText {
-    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
-        let bytes = unsafe { utf8_len(env, value) }?;
+    unsafe fn from_napi_value(env: sys::napi_env, mut value: sys::napi_value) -> Result<Self> {
+        let mut bytes = unsafe { utf8_len(env, value) }?;
         if bytes > MAX_CONTEXT_FILE_BYTES {
             // The limit counts the text after `trim()`; JS's own trim returns the same string
             // when there is nothing to trim, and only then is its size the one measured.
             let trimmed = unsafe { trim(env, value) }?;
-            let size = if unsafe { same(env, value, trimmed) }? {
-                bytes
-            } else {
-                unsafe { utf8_len(env, trimmed) }?
-            };
-            if size > MAX_CONTEXT_FILE_BYTES {
-                return Ok(NativeContextText(ContextText::Oversized(size)));
+            if !unsafe { same(env, value, trimmed) }? {
+                bytes = unsafe { utf8_len(env, trimmed) }?;
             }
+            if bytes > MAX_CONTEXT_FILE_BYTES {
+                return Ok(NativeContextText(ContextText::Oversized(bytes)));
+            }
+            // Under the limit once trimmed: the trimmed text is copied, so no copy is ever
+            // larger than the limit, however much whitespace surrounds it.
+            value = trimmed;
         }
         // Copied with the length already counted: `String`'s own conversion would count it again.
         let mut text = vec![0u8; bytes + 1];
