@@ -241,9 +241,9 @@ describe('ollama', () => {
   })
 
   it('never shows the user and password of OLLAMA_HOST; host, port and path stay (library and CLI)', async () => {
-    // Read as the Ollama CLI reads it: a host holding a colon is bracketed.
+    // The user and password are kept apart from the host (the Ollama CLI would mangle them into it).
     process.env.OLLAMA_HOST = 'https://admin:secret@ollama.example:8443/proxy'
-    const url = 'https://[********@ollama.example:8443]:443/proxy/api/chat'
+    const url = 'https://********@ollama.example:8443/proxy/api/chat'
     const dryRun = await relay({ prompt: 'Hi', repoPath: repo.path, backend: 'ollama', dryRun: true })
     expect(dryRun.action).toMatchObject({ kind: 'http', url })
     expect(JSON.stringify(dryRun)).not.toContain('secret')

@@ -5,6 +5,7 @@
 use crate::backend::{Plan, ReviewRequest, RunRequest};
 use crate::env::Env;
 use crate::git::DiffSource;
+use crate::secrets::{is_secret_name, mask_secrets, MASKED};
 
 /// What a call would do.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,21 +58,6 @@ pub struct EnvChanges {
     pub set: Vec<(String, String)>,
     pub removed: Vec<String>,
 }
-
-/// Shown instead of the value of a variable whose name looks like it holds a secret.
-pub const MASKED: &str = "********";
-
-/// Name parts of variables whose values are not shown.
-const SECRET_NAME_PARTS: &[&str] = &[
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-];
 
 impl DryRun {
     /// The generic path: `request` carries the envelope.
@@ -178,7 +164,7 @@ impl From<Plan> for Action {
             }
             Plan::Http { method, url, body } => Action::Http {
                 method: method.to_string(),
-                url: redact_userinfo(&url),
+                url: mask_secrets(&url).into_owned(),
                 body,
             },
             Plan::JsRun => Action::JsRun,
@@ -217,27 +203,10 @@ fn env_changes(caller: &Env, child: Option<&Env>) -> EnvChanges {
 }
 
 fn shown_value(name: &str, value: &str) -> String {
-    let upper = name.to_ascii_uppercase();
-    if SECRET_NAME_PARTS.iter().any(|part| upper.contains(part)) {
+    if is_secret_name(name) {
         MASKED.to_string()
     } else {
-        redact_userinfo(value)
-    }
-}
-
-/// A URL with the user and password before its host (`https://admin:secret@host`, as an
-/// `OLLAMA_HOST` may carry them) masked: `https://********@host`. Up to the last `@`, so a
-/// password holding `/` or `@` is masked whole; anything without `://` and `@` after it is
-/// returned as it is.
-pub fn redact_userinfo(text: &str) -> String {
-    let Some(scheme_end) = text.find("://").map(|at| at + 3) else {
-        return text.to_string();
-    };
-    // A host the parser wrapped in IPv6 brackets keeps its bracket.
-    let start = scheme_end + usize::from(text[scheme_end..].starts_with('['));
-    match text[start..].rfind('@') {
-        Some(at) => format!("{}{MASKED}{}", &text[..start], &text[start + at..]),
-        None => text.to_string(),
+        mask_secrets(value).into_owned()
     }
 }
 
@@ -279,28 +248,7 @@ mod tests {
     }
 
     #[test]
-    fn masks_the_userinfo_of_a_url_and_keeps_the_rest() {
-        let cases = [
-            (
-                "https://admin:secret@example.com:8443/ollama/api/chat",
-                "https://********@example.com:8443/ollama/api/chat",
-            ),
-            // How an `OLLAMA_HOST` with a password and a port is read (as the Ollama CLI does).
-            (
-                "https://[admin:secret@example.com:8443]:443/api/chat",
-                "https://[********@example.com:8443]:443/api/chat",
-            ),
-            ("http://a:p/w@d@h:1/x", "http://********@h:1/x"),
-            (
-                "http://localhost:11434/api/chat",
-                "http://localhost:11434/api/chat",
-            ),
-            ("git@github.com:o/r", "git@github.com:o/r"),
-            ("plain", "plain"),
-        ];
-        for (url, shown) in cases {
-            assert_eq!(redact_userinfo(url), shown, "{url}");
-        }
+    fn masks_the_userinfo_of_a_url_in_a_value() {
         let caller = env(&[]);
         let child = env(&[("OLLAMA_HOST", "http://u:pw@h:1")]);
         assert_eq!(

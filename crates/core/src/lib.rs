@@ -24,6 +24,7 @@ pub mod registry;
 pub mod relay;
 pub mod relay_all;
 pub mod schema;
+pub mod secrets;
 pub mod sessions;
 pub mod stream;
 pub mod subprocess;

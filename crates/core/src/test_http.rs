@@ -15,6 +15,8 @@ use tokio::sync::mpsc;
 pub(crate) struct Received {
     pub(crate) method: String,
     pub(crate) path: String,
+    /// The `Authorization` header, when the request had one.
+    pub(crate) authorization: Option<String>,
     pub(crate) body: Vec<u8>,
 }
 
@@ -177,9 +179,15 @@ async fn read_request(socket: &mut TcpStream) -> Option<Received> {
             _ => return None,
         }
     }
+    let authorization = head
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .map(|(_, value)| value.trim().to_string());
     Some(Received {
         method,
         path,
+        authorization,
         body: data[head_end..head_end + length].to_vec(),
     })
 }

@@ -687,6 +687,7 @@ proptest! {
             host,
             port,
             path: segments.join("/"),
+            userinfo: None,
         };
         prop_assert_eq!(parsed, expected);
     }
@@ -706,6 +707,7 @@ proptest! {
             scheme: scheme.unwrap_or_else(|| "http".to_string()),
             host,
             path: segments.join("/"),
+            userinfo: None,
         };
         prop_assert_eq!(parsed, expected);
     }

@@ -100,10 +100,9 @@ impl Backend for OllamaBackend {
     }
 
     fn plan(&self, request: &RunRequest) -> Plan {
-        let base = base_url(request);
         Plan::Http {
             method: "POST",
-            url: chat_url(&base),
+            url: chat_url(&ollama_host::shown_url(ollama_host_of(request))),
             // Serialising plain strings and an option cannot fail.
             body: serde_json::to_string(&chat_request(request)).unwrap_or_default(),
         }
@@ -128,8 +127,8 @@ struct ChatMessage<'a> {
     content: &'a str,
 }
 
-fn base_url(request: &RunRequest) -> String {
-    ollama_host::base_url(crate::env::var(&request.env, "OLLAMA_HOST"))
+fn ollama_host_of(request: &RunRequest) -> Option<&str> {
+    crate::env::var(&request.env, "OLLAMA_HOST")
 }
 
 fn chat_url(base: &str) -> String {
@@ -158,7 +157,7 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
 }
 
 async fn chat(request: &RunRequest) -> BackendResult {
-    let base = base_url(request);
+    let base = ollama_host::request_url(ollama_host_of(request));
     let body = chat_request(request);
     let client = client()?;
     let exchange = exchange(&client, &base, &body, &request.chunks);
@@ -168,7 +167,7 @@ async fn chat(request: &RunRequest) -> BackendResult {
             // The probe, too, ends with the call's deadline.
             match request
                 .deadline
-                .bound(transport_failure(&client, &base, &err))
+                .bound(transport_failure(&client, request, &base, &err))
                 .await
             {
                 Ok(failure) => Err(failure),
@@ -356,6 +355,7 @@ fn settle(answer: BoundedText) -> BackendResult {
 /// Tells "no server there" from "the server broke the request" with a quick `GET /api/tags`.
 async fn transport_failure(
     client: &reqwest::Client,
+    request: &RunRequest,
     base: &str,
     err: &reqwest::Error,
 ) -> BackendFailure {
@@ -370,7 +370,8 @@ async fn transport_failure(
         Err(_) => BackendFailure::reported(
             BackendFailureKind::Unavailable,
             format!(
-                "Ollama server not reachable at {base}. Is Ollama running? Install: {}",
+                "Ollama server not reachable at {}. Is Ollama running? Install: {}",
+                ollama_host::shown_url(ollama_host_of(request)),
                 super::builtin::OLLAMA.install
             ),
         ),
@@ -382,6 +383,7 @@ fn failed(message: String) -> BackendFailure {
 }
 
 /// The error with its causes: reqwest's own text names only the URL, the cause says what broke.
+/// The URL's user and password are masked.
 fn detail(err: &reqwest::Error) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
@@ -393,7 +395,7 @@ fn detail(err: &reqwest::Error) -> String {
         }
         source = cause.source();
     }
-    text
+    crate::secrets::mask_secrets(&text).into_owned()
 }
 
 /// At most `max` bytes of the body; the rest is never read.
@@ -724,6 +726,43 @@ mod tests {
             message,
             format!("Ollama server not reachable at ftp://127.0.0.1:1. {NOT_REACHABLE}")
         );
+    }
+
+    #[tokio::test]
+    async fn sends_a_user_and_password_as_basic_auth_and_never_shows_them() {
+        let server = TestServer::start(|_| chat_reply("4")).await;
+        let host = format!("http://user:PW@127.0.0.1:{}", server.port);
+        assert_eq!(run(request(&host, 30.0)).await, Ok("4".to_string()));
+        let received = server.received();
+        // base64("user:PW")
+        assert_eq!(
+            received[0].authorization.as_deref(),
+            Some("Basic dXNlcjpQVw==")
+        );
+        assert_eq!(received[0].path, "/api/chat");
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("local address").port();
+        drop(listener);
+        for host in [
+            format!("http://user:PW@127.0.0.1:{port}"),
+            format!("user:PW@127.0.0.1:{port}"),
+            format!("http://PW@127.0.0.1:{port}"),
+        ] {
+            let (_, message) = reported(run(request(&host, 30.0)).await);
+            assert_eq!(
+                message,
+                format!(
+                    "Ollama server not reachable at http://********@127.0.0.1:{port}. {NOT_REACHABLE}"
+                ),
+                "{host}"
+            );
+        }
+        let plan = OllamaBackend::default().plan(&request("https://:PW@[::1]:9/x", 30.0));
+        let Plan::Http { url, .. } = plan else {
+            panic!("an HTTP plan");
+        };
+        assert_eq!(url, "https://********@[::1]:9/x/api/chat");
     }
 
     #[tokio::test]

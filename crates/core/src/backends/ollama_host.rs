@@ -1,5 +1,8 @@
 //! Where the Ollama server is: `OLLAMA_HOST` read the way the Ollama CLI reads it
 //! (`envconfig.Host()` in ollama/ollama), so a value that works for `ollama run` works here.
+//! One addition: a user and password before the host (`http://user:pw@host:port`, for a server
+//! behind a proxy that asks for them), which the CLI mangles into the host name, are kept apart,
+//! sent as HTTP basic authentication, and never shown ([`OllamaHost::shown_url`]).
 
 use std::net::IpAddr;
 
@@ -19,6 +22,8 @@ pub struct OllamaHost {
     pub port: u16,
     /// Path prefix for a server behind a reverse proxy, without leading or trailing `/`.
     pub path: String,
+    /// `user:password` (or a token alone) written before the host, without its `@`.
+    pub userinfo: Option<String>,
 }
 
 impl OllamaHost {
@@ -35,6 +40,10 @@ impl OllamaHost {
             Some((scheme, rest)) => (scheme, rest, OLLAMA_PORT),
         };
         let (hostport, path) = hostport.split_once('/').unwrap_or((hostport, ""));
+        let (userinfo, hostport) = match hostport.rsplit_once('@') {
+            Some((userinfo, hostport)) => (Some(userinfo.to_string()), hostport),
+            None => (None, hostport),
+        };
         let (host, port) = match split_host_port(hostport) {
             Some((host, port)) => (host.to_string(), parse_port(port).unwrap_or(default_port)),
             None => {
@@ -55,16 +64,36 @@ impl OllamaHost {
             },
             port,
             path: path.trim_matches('/').to_string(),
+            userinfo,
         }
+    }
+
+    /// The URL requests go to: [`Self::base_url`] with the user and password, which reqwest
+    /// sends as basic authentication. Never shown.
+    pub fn request_url(&self) -> String {
+        self.render(self.userinfo.as_deref())
+    }
+
+    /// The URL as messages and reports show it: the user and password masked.
+    pub fn shown_url(&self) -> String {
+        self.render(self.userinfo.as_ref().map(|_| crate::secrets::MASKED))
     }
 
     /// `scheme://host:port[/path]`, no trailing `/`: the prefix of every API URL and the
     /// `<host>` of the "not reachable" message.
     pub fn base_url(&self) -> String {
+        self.render(None)
+    }
+
+    fn render(&self, userinfo: Option<&str>) -> String {
+        let scheme = &self.scheme;
+        let userinfo = userinfo
+            .map(|userinfo| format!("{userinfo}@"))
+            .unwrap_or_default();
         let mut url = if self.host.contains(':') {
-            format!("{}://[{}]:{}", self.scheme, self.host, self.port)
+            format!("{scheme}://{userinfo}[{}]:{}", self.host, self.port)
         } else {
-            format!("{}://{}:{}", self.scheme, self.host, self.port)
+            format!("{scheme}://{userinfo}{}:{}", self.host, self.port)
         };
         if !self.path.is_empty() {
             url.push('/');
@@ -74,12 +103,27 @@ impl OllamaHost {
     }
 }
 
-/// The base URL for a value of `OLLAMA_HOST` (from the relay's child environment).
+/// The server a value of `OLLAMA_HOST` (from the relay's child environment) names: `None` when
+/// it names none (unset or blank), which means [`DEFAULT_BASE_URL`].
+pub fn from_env(ollama_host: Option<&str>) -> Option<OllamaHost> {
+    ollama_host
+        .filter(|value| !clean(value).is_empty())
+        .map(OllamaHost::parse)
+}
+
+/// The base URL for a value of `OLLAMA_HOST`, without any user and password.
 pub fn base_url(ollama_host: Option<&str>) -> String {
-    match ollama_host {
-        Some(value) if !clean(value).is_empty() => OllamaHost::parse(value).base_url(),
-        _ => DEFAULT_BASE_URL.to_string(),
-    }
+    from_env(ollama_host).map_or_else(|| DEFAULT_BASE_URL.to_string(), |host| host.base_url())
+}
+
+/// Where requests go for a value of `OLLAMA_HOST` ([`OllamaHost::request_url`]).
+pub fn request_url(ollama_host: Option<&str>) -> String {
+    from_env(ollama_host).map_or_else(|| DEFAULT_BASE_URL.to_string(), |host| host.request_url())
+}
+
+/// How messages show the server a value of `OLLAMA_HOST` names ([`OllamaHost::shown_url`]).
+pub fn shown_url(ollama_host: Option<&str>) -> String {
+    from_env(ollama_host).map_or_else(|| DEFAULT_BASE_URL.to_string(), |host| host.shown_url())
 }
 
 /// Spaces, then quotes, then spaces again, as the CLI strips them (`envconfig.Var` + `Host`).
@@ -226,8 +270,41 @@ mod tests {
                 host: "::1".into(),
                 port: 8443,
                 path: "proxy/ollama".into(),
+                userinfo: None,
             }
         );
+    }
+
+    #[test]
+    fn keeps_a_user_and_password_apart_and_never_shows_them() {
+        let cases = [
+            (
+                "http://user:PW@127.0.0.1:9",
+                "user:PW",
+                "http://127.0.0.1:9",
+            ),
+            ("user:PW@host:9", "user:PW", "http://host:9"),
+            ("https://:PW@[::1]:9/x", ":PW", "https://[::1]:9/x"),
+            ("http://TOKEN@host:1234", "TOKEN", "http://host:1234"),
+            ("http://u:p@ss@h:1", "u:p@ss", "http://h:1"),
+        ];
+        for (value, userinfo, base) in cases {
+            let parsed = OllamaHost::parse(value);
+            assert_eq!(parsed.userinfo.as_deref(), Some(userinfo), "{value}");
+            assert_eq!(parsed.base_url(), base, "{value}");
+            let (scheme, rest) = base.split_once("://").unwrap_or_default();
+            assert_eq!(
+                shown_url(Some(value)),
+                format!("{scheme}://********@{rest}")
+            );
+            assert_eq!(
+                request_url(Some(value)),
+                format!("{scheme}://{userinfo}@{rest}")
+            );
+            assert!(!shown_url(Some(value)).contains("PW"));
+        }
+        assert_eq!(shown_url(None), DEFAULT_BASE_URL);
+        assert_eq!(shown_url(Some("h:1")), "http://h:1");
     }
 
     #[test]
