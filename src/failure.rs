@@ -67,9 +67,9 @@ impl From<&RelayError> for NativeFailure {
         NativeFailure {
             failure: FailureKind::Relay,
             code: Some(err.code().to_string()),
-            message: Some(err.to_string()),
+            message: Some(err.shown_message()),
             backend: err.backend().map(String::from),
-            backend_output: err.backend_output().map(String::from),
+            backend_output: err.shown_backend_output(),
             handle,
         }
     }

@@ -4,6 +4,9 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::limits::MAX_MESSAGE_BYTES;
+use crate::secrets::{bounded, mask_secrets};
+
 /// A value a JavaScript backend threw, held by the bindings; the core only carries its handle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThrownValue {
@@ -84,6 +87,10 @@ pub enum RelayError {
     ContextNotAFile(String),
     #[error("Failed reading context file: {0}")]
     ContextFileUnreadable(String),
+    /// A context file the relay will not send, whatever the caller: a process's environment or
+    /// memory; or, through the MCP server, a file outside what an agent may name.
+    #[error("Context file refused: {why}: {path}")]
+    ContextFileRefused { path: String, why: String },
     #[error("{subject} is too large ({size} bytes; max {max} bytes)")]
     TooLarge {
         subject: Subject,
@@ -134,7 +141,8 @@ impl RelayError {
             RelayError::ContextConflict => "ERR_CONTEXT_CONFLICT",
             RelayError::ContextFileMissing(_)
             | RelayError::ContextNotAFile(_)
-            | RelayError::ContextFileUnreadable(_) => "ERR_CONTEXT_FILE",
+            | RelayError::ContextFileUnreadable(_)
+            | RelayError::ContextFileRefused { .. } => "ERR_CONTEXT_FILE",
             RelayError::TooLarge { .. } => "ERR_TOO_LARGE",
             RelayError::DepthLimit => "ERR_DEPTH_LIMIT",
             RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
@@ -161,6 +169,25 @@ impl RelayError {
             _ => None,
         }
     }
+
+    /// The message as every surface shows it: secrets masked, at most [`MAX_MESSAGE_BYTES`].
+    pub fn shown_message(&self) -> String {
+        shown(&self.to_string())
+    }
+
+    /// [`Self::backend_output`] as every surface shows it: secrets masked.
+    pub fn shown_backend_output(&self) -> Option<String> {
+        self.backend_output().map(shown)
+    }
+}
+
+/// `text` (a message, a CLI's words) as it may be shown: secrets masked, then cut to
+/// [`MAX_MESSAGE_BYTES`]. A text of megabytes is cut to a few times the limit first, so masking
+/// costs microseconds; the final cut keeps only the ends of that, far from the first cut, so no
+/// secret is shown in part.
+pub fn shown(text: &str) -> String {
+    let first_cut = bounded(text, 16 * MAX_MESSAGE_BYTES);
+    bounded(&mask_secrets(&first_cut), MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// Why a `relay()` or `reviewRelay()` call did not produce an answer.
@@ -211,6 +238,32 @@ mod tests {
         assert_eq!(
             sandbox.to_string(),
             "Invalid sandbox mode: x. Allowed values: danger-full-access, read-only"
+        );
+    }
+
+    #[test]
+    fn shows_messages_bounded_and_masked() {
+        let stderr = format!(
+            "Error: OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx rejected\n{}\nthe end",
+            "x".repeat(1_000_000)
+        );
+        let err = RelayError::Backend {
+            kind: BackendFailureKind::Failed,
+            backend: "codex".into(),
+            message: stderr,
+            cause: None,
+            output: Some("token ghp_0123456789abcdefghijABCDEFGHIJ012345 expired".into()),
+        };
+        let message = err.shown_message();
+        assert!(message.len() <= MAX_MESSAGE_BYTES, "{}", message.len());
+        assert!(
+            message.starts_with("Error: OPENAI_API_KEY=******** rejected"),
+            "{message}"
+        );
+        assert!(message.ends_with("the end"));
+        assert_eq!(
+            err.shown_backend_output().as_deref(),
+            Some("token ******** expired")
         );
     }
 

@@ -11,6 +11,9 @@ pub const MAX_CONTEXT_FILE_BYTES: usize = 200_000;
 pub const MAX_DIFF_BYTES: usize = 300_000;
 pub const MAX_PROMPT_BYTES: usize = 500_000;
 pub const MAX_OUTPUT_BYTES: usize = 8_388_608;
+/// The longest error message any surface shows (the library, the CLI, the MCP server): a CLI's
+/// 50 MB of stderr is its start and its end (docs/ERRORS.md).
+pub const MAX_MESSAGE_BYTES: usize = 4_096;
 
 /// The environment variable that counts nested relays.
 pub const DEPTH_ENV_VAR: &str = "PHONE_A_FRIEND_DEPTH";

@@ -97,6 +97,32 @@ impl BackendReport {
     }
 }
 
+impl BackendReport {
+    /// The report with the secrets a CLI may have printed (a key in its status or version line)
+    /// masked: every text in it comes from a process, a file or the environment.
+    fn masked(self) -> BackendReport {
+        let mask = |text: String| crate::secrets::mask_secrets(&text).into_owned();
+        let mask_some = |text: Option<String>| text.map(mask);
+        BackendReport {
+            path: mask_some(self.path),
+            version: mask_some(self.version),
+            drift: mask_some(self.drift),
+            sign_in: self.sign_in.map(|sign_in| SignIn {
+                how: mask_some(sign_in.how),
+                hint: mask_some(sign_in.hint),
+                ..sign_in
+            }),
+            problem: mask_some(self.problem),
+            host: mask_some(self.host),
+            model: mask_some(self.model),
+            models: self
+                .models
+                .map(|models| models.into_iter().map(mask).collect()),
+            ..self
+        }
+    }
+}
+
 /// What the checks share: the caller's environment, a folder to run in, the deadline, and the
 /// token that stops them (the CLI's Ctrl-C, an MCP cancellation).
 pub struct Checks<'a> {
@@ -152,7 +178,9 @@ pub async fn report(
         }
     }))
     .await;
-    DoctorReport { backends }
+    DoctorReport {
+        backends: backends.into_iter().map(BackendReport::masked).collect(),
+    }
 }
 
 /// The last line of what a check printed, its stdout else its stderr.
@@ -195,12 +223,22 @@ async fn cli(backend: &Builtin, checks: &Checks<'_>) -> BackendReport {
                     report.drift = version::drift(backend, &installed);
                     report.version = Some(installed.to_string());
                 }
+                None if line.is_empty() => {
+                    report.problem = Some(format!("`{command}` printed nothing"))
+                }
                 None => report.problem = Some(format!("`{command}` printed no version: {line}")),
             }
         }
         Ok(output) => {
-            let words = last_line(&output).unwrap_or("no output");
-            report.problem = Some(format!("`{command}` failed: {words}"));
+            let how = match (output.code, output.signal) {
+                (_, Some(signal)) => format!("killed by signal {signal}"),
+                (Some(code), None) => format!("exit code {code}"),
+                (None, None) => "no exit status".to_string(),
+            };
+            report.problem = Some(match last_line(&output) {
+                Some(words) => format!("`{command}` failed ({how}): {words}"),
+                None => format!("`{command}` failed ({how}) with no output"),
+            });
         }
         Err(error) => report.problem = Some(stopped(&command, &error)),
     }
@@ -241,8 +279,8 @@ async fn probe_ollama(host: &str, cancel: &CancellationToken) -> Option<Option<V
 
 /// Ollama: ready when its server answers, found or not.
 async fn server(backend: &Builtin, checks: &Checks<'_>, model: Option<&str>) -> BackendReport {
-    let host = ollama_host::base_url(crate::env::var(checks.env, "OLLAMA_HOST"));
-    let probed = probe_ollama(&host, checks.cancel).await;
+    let ollama_host = crate::env::var(checks.env, "OLLAMA_HOST");
+    let probed = probe_ollama(&ollama_host::request_url(ollama_host), checks.cancel).await;
     let mut report = BackendReport::named(backend);
     let path: Option<PathBuf> = find_executable(backend.name, checks.env);
     report.found = path.is_some();
@@ -258,6 +296,6 @@ async fn server(backend: &Builtin, checks: &Checks<'_>, model: Option<&str>) -> 
                 .filter(|m| !m.is_empty())
                 .map(String::from)
         });
-    report.host = Some(host);
+    report.host = Some(ollama_host::shown_url(ollama_host));
     report
 }
