@@ -447,7 +447,9 @@ describe('context files that are not plain files', () => {
     ['a directory', (): string => files, 'Context path is not a file: %P'],
     ['a dangling symlink', (): string => link('dangling', join(files, 'nowhere')), 'Context file does not exist: %P'],
     ['a symlink loop', (): string => link('loop', join(files, 'loop')), 'Context file does not exist: %P'],
-    ['/proc/self/mem (EIO, even for root)', (): string => '/proc/self/mem', 'Failed reading context file: Input/output error (os error 5): /proc/self/mem'],
+    ['a regular file whose read fails (/proc/self/clear_refs: EINVAL, even for root)', (): string => '/proc/self/clear_refs', 'Failed reading context file: Invalid argument (os error 22): /proc/self/clear_refs'],
+    ["/proc/self/mem (a process's memory)", (): string => '/proc/self/mem', "Context file refused: it is a process's environment or memory, which is never sent: /proc/self/mem"],
+    ["a link to /proc/self/environ (a process's environment)", (): string => link('environ', '/proc/self/environ'), "Context file refused: it is a process's environment or memory, which is never sent: %P"],
   ] as Array<[string, () => string, string]>)('%s is ERR_CONTEXT_FILE', async (_label, make, message) => {
     const contextFile = make()
     await expectRelayError(
@@ -724,7 +726,8 @@ describe('the CLI, for a representative subset', () => {
     ['/dev/zero', (): string => '/dev/zero', 'Context path is not a file: /dev/zero'],
     ['a directory', (): string => files, 'Context path is not a file: %P'],
     ['a dangling symlink', (): string => link('cli-dangling', join(files, 'nothing')), 'Context file does not exist: %P'],
-    ['/proc/self/mem', (): string => '/proc/self/mem', 'Failed reading context file: Input/output error (os error 5): /proc/self/mem'],
+    ['/proc/self/clear_refs', (): string => '/proc/self/clear_refs', 'Failed reading context file: Invalid argument (os error 22): /proc/self/clear_refs'],
+    ['/proc/self/mem', (): string => '/proc/self/mem', "Context file refused: it is a process's environment or memory, which is never sent: /proc/self/mem"],
   ] as Array<[string, () => string, string]>)('--context-file %s is ERR_CONTEXT_FILE', async (_label, make, message) => {
     const path = make()
     expect(await cli(['--prompt', 'p', '--repo', repo.path, '--context-file', path])).toEqual(failed('ERR_CONTEXT_FILE', message.replace('%P', path)))

@@ -126,8 +126,8 @@ describe('order of checks and their messages', () => {
       const error = await relayError(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextFile }))
       expect(error).toMatchObject({ code: 'ERR_CONTEXT_FILE', message })
     }
-    // A regular file whose read fails (EIO at offset 0), even for root.
-    const unreadable = await relayError(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextFile: '/proc/self/mem' }))
+    // A regular file whose read fails (EINVAL: it has no read), even for root.
+    const unreadable = await relayError(relay({ prompt: 'p', repoPath: repo.path, backend: 'mock', contextFile: '/proc/self/clear_refs' }))
     expect(unreadable.code).toBe('ERR_CONTEXT_FILE')
     expect(unreadable.message).toMatch(/^Failed reading context file: .+/)
     expect(mock.runs).toHaveLength(0)

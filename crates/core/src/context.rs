@@ -104,6 +104,43 @@ fn open_regular(path: &str) -> Result<File, RelayError> {
         .ok_or_else(|| RelayError::ContextNotAFile(path.to_string()))
 }
 
+/// Files of `/proc/<pid>/` that hold a process's secrets: its environment (API keys) and memory.
+const PROCESS_SECRETS: [&str; 2] = ["environ", "mem"];
+
+/// Refuses a file that is a process's environment or memory (`/proc/self/environ`, through any
+/// symbolic link): sent as context, its keys would go to a model provider. Judged by what was
+/// opened (the descriptor's own path), so a link swapped after a check cannot slip one through.
+fn refuse_process_secrets(file: &File, path: &str) -> Result<(), RelayError> {
+    let Some(opened) = opened_path(file) else {
+        return Ok(());
+    };
+    let is_secret = opened.starts_with("/proc/")
+        && opened
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| PROCESS_SECRETS.contains(&name));
+    if is_secret {
+        return Err(RelayError::ContextFileRefused {
+            path: path.to_string(),
+            why: "it is a process's environment or memory, which is never sent".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The path of what `file` is open on; only Linux has `/proc`, so elsewhere there is nothing to
+/// refuse.
+#[cfg(target_os = "linux")]
+fn opened_path(file: &File) -> Option<std::path::PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn opened_path(_file: &File) -> Option<std::path::PathBuf> {
+    None
+}
+
 /// Reads a regular file through a bounded buffer: a 50 MB file costs 200 KB of memory.
 /// The type is checked before opening, so a FIFO or a device is refused without opening it.
 async fn read_context_file(path: &str, deadline: &Deadline) -> Result<String, RelayFailure> {
@@ -116,6 +153,7 @@ async fn read_context_file(path: &str, deadline: &Deadline) -> Result<String, Re
         return Err(RelayError::ContextNotAFile(path.to_string()).into());
     }
     let file = open_regular(path)?;
+    refuse_process_secrets(&file, path)?;
     let text = read_bounded_until(file, MAX_CONTEXT_FILE_BYTES, deadline)
         .await
         .map_err(|stopped| match stopped {
@@ -170,6 +208,36 @@ mod tests {
 
     /// A text the addon measured over the limit holds only its size, and is refused with it; it
     /// still conflicts with a context file (it is not blank).
+    /// A process's environment or memory is refused, named directly, through `self`, or through a
+    /// link in a repository; other `/proc` files are read as before.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_processs_environment_or_memory_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let link = dir.path().join("notes.txt");
+        std::os::unix::fs::symlink("/proc/self/environ", &link).expect("symlink");
+        let pid = std::process::id();
+        let link = link.to_string_lossy().into_owned();
+        for file in [
+            "/proc/self/environ".to_string(),
+            format!("/proc/{pid}/environ"),
+            "/proc/thread-self/environ".to_string(),
+            "/proc/self/mem".to_string(),
+            link,
+        ] {
+            let result = resolve(Some(&file), None, "/").await;
+            let Err(RelayFailure::Relay(err)) = result else {
+                panic!("{file}: expected a refusal, got {result:?}");
+            };
+            assert_eq!(err.code(), "ERR_CONTEXT_FILE", "{file}");
+            assert_eq!(
+                err.to_string(),
+                format!("Context file refused: it is a process's environment or memory, which is never sent: {file}")
+            );
+        }
+        assert!(resolve(Some("/proc/self/status"), None, "/").await.is_ok());
+    }
+
     #[tokio::test]
     async fn a_text_measured_over_the_limit_is_refused_with_its_size() {
         let size = MAX_CONTEXT_FILE_BYTES + 7;

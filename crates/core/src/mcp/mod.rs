@@ -2,6 +2,7 @@
 //! `backends` over the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
+mod context_files;
 mod long_answers;
 mod server;
 pub mod stdio;
@@ -27,6 +28,7 @@ use crate::registry::Registry;
 use crate::relay::Warn;
 
 pub use crate::doctor::{BackendReport, DoctorReport as BackendsReport};
+pub use context_files::CONTEXT_DIRS_VAR;
 pub use long_answers::{ANSWER_URI_PREFIX, INLINE_ANSWER_BYTES};
 pub use server::{RelayServer, ToolError, ToolOutcome, Truncated};
 pub use task_store::TASK_LIMITS;

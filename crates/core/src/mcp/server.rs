@@ -24,6 +24,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::context_files::ContextFiles;
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
 use super::task_form::{extension_task, TaskForm, TaskLink};
 use super::task_store::{TaskStore, TASK_LIMITS};
@@ -32,7 +33,7 @@ use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
-use crate::errors::RelayFailure;
+use crate::errors::{shown, RelayFailure};
 use crate::limits::DEFAULT_BACKEND;
 use crate::registry::Registry;
 use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
@@ -93,12 +94,15 @@ pub struct RelayServer {
     pub(super) tasks: Arc<TaskStore>,
     /// The whole of the answers cut in their results.
     answers: Arc<LongAnswers>,
+    /// Which files an agent may name as context.
+    context_files: Arc<ContextFiles>,
     tool_router: ToolRouter<Self>,
 }
 
 impl RelayServer {
     pub fn new(config: ServerConfig, tracker: TaskTracker) -> Self {
         RelayServer {
+            context_files: Arc::new(ContextFiles::from_env(&config.env)),
             config,
             tracker,
             tasks: Arc::new(TaskStore::new(TASK_LIMITS)),
@@ -266,13 +270,13 @@ async fn forward_progress(
 
 fn tool_error(failure: &RelayFailure) -> ToolError {
     let (code, message) = match failure {
-        RelayFailure::Relay(err) => (err.code().to_string(), err.to_string()),
+        RelayFailure::Relay(err) => (err.code().to_string(), err.shown_message()),
         RelayFailure::Aborted => ("ABORT_ERR".into(), "The operation was aborted".into()),
         // Only a JS backend throws, and the server runs none.
-        RelayFailure::Thrown(thrown) => ("ERR_BACKEND_FAILED".into(), thrown.message.clone()),
+        RelayFailure::Thrown(thrown) => ("ERR_BACKEND_FAILED".into(), shown(&thrown.message)),
     };
     let backend_output = match failure {
-        RelayFailure::Relay(err) => err.backend_output().map(String::from),
+        RelayFailure::Relay(err) => err.shown_backend_output(),
         _ => None,
     };
     ToolError {
@@ -299,13 +303,20 @@ impl RelayServer {
         extensions: Extensions,
     ) -> CallToolResult {
         let backend = options.backend.clone();
+        let context_file = options.context_file.as_deref().map(|file| {
+            self.context_files
+                .check(file, &options.repo_path, &self.config.cwd)
+        });
         self.run(
             backend.as_deref(),
             meta,
             peer,
             request,
             extensions,
-            |registry, call| relay::relay(registry, options, call),
+            |registry, call| async move {
+                context_file.transpose().map_err(RelayFailure::from)?;
+                relay::relay(registry, options, call).await
+            },
         )
         .await
     }
