@@ -21,9 +21,9 @@ use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::env::Env;
 use crate::envelope::{build_envelope, check_prompt_size};
-use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
+use crate::errors::{BackendFailureKind, RelayError, RelayFailure, Subject};
 use crate::git::{self, DiffSource, GitEnv, GitError};
-use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS};
+use crate::limits::{DEFAULT_BACKEND, DEFAULT_SANDBOX, DEFAULT_TIMEOUT_SECONDS, MAX_OUTPUT_BYTES};
 use crate::paths::resolve;
 use crate::registry::{check_sandbox, Registry};
 use crate::schema::{Schema, SchemaArgument};
@@ -659,8 +659,9 @@ pub async fn review_relay(
     .await?;
     request.chunks = call.chunks.clone();
     let verdict = request.verdict;
-    if let Some(native_review) = native_review(&backend, &request, &call.cancel) {
-        let result = native_review.await;
+    let stop = call.cancel.child_token();
+    if let Some(native_review) = native_review(&backend, &request, &stop) {
+        let result = within_stream_limit(&call.chunks, stop, native_review).await;
         match result {
             Err(BackendFailure::Thrown(thrown)) if thrown.is_relay_error => {
                 return Err(RelayFailure::Thrown(thrown));
@@ -703,14 +704,14 @@ fn may_review_natively(request: &ReviewRequest) -> bool {
     request.schema.is_none()
 }
 
-/// The backend's own review, unless the request needs the generic path.
+/// The backend's own review, stopped by `stop`, unless the request needs the generic path.
 fn native_review(
     backend: &Arc<dyn Backend>,
     request: &ReviewRequest,
-    cancel: &CancellationToken,
+    stop: &CancellationToken,
 ) -> Option<crate::backend::BackendFuture> {
     may_review_natively(request)
-        .then(|| backend.clone().review(request, cancel.clone()))
+        .then(|| backend.clone().review(request, stop.clone()))
         .flatten()
 }
 
@@ -920,8 +921,36 @@ pub(crate) async fn run_backend(
     let cancel = deadline.cancel_token();
     let name = backend.name().to_string();
     let chunks = request.chunks.clone();
-    let result = backend.run(request, cancel.clone()).await;
+    let stop = cancel.child_token();
+    let run = backend.run(request, stop.clone());
+    let result = within_stream_limit(&chunks, stop, run).await;
     streamed(settle(&name, result, cancel), &chunks).await
+}
+
+/// The backend's `run` (or review), begun with `stop` (a child of the call's token). A stream
+/// that went past the output limit (stream.rs) stops the backend, as a cancel does, waits for it
+/// to stop, and fails: the consumer has had all the text it will get.
+async fn within_stream_limit(
+    chunks: &ChunkSink,
+    stop: CancellationToken,
+    mut run: crate::backend::BackendFuture,
+) -> BackendResult {
+    tokio::select! {
+        result = &mut run => result,
+        offered = chunks.past_limit() => {
+            stop.cancel();
+            let _ = run.await;
+            Err(BackendFailure::reported(
+                BackendFailureKind::OutputTooLarge,
+                RelayError::TooLarge {
+                    subject: Subject::BackendOutput,
+                    size: offered,
+                    max: MAX_OUTPUT_BYTES,
+                }
+                .to_string(),
+            ))
+        }
+    }
 }
 
 /// A backend that did not stream its answer (a JS backend's `run()`, say) streams it as one

@@ -2,12 +2,18 @@
 //! [`ChunkSink`]; a streaming caller reads it from the [`ChunkSource`]. At most
 //! [`MAX_UNREAD_BYTES`] of text wait unread: past that, `send` waits, so the backend stops reading
 //! its pipe or HTTP body until the consumer catches up. `relay()` gives backends a sink that keeps
-//! nothing, so the streaming and the non-streaming call run the same backend code.
+//! nothing, so the streaming and the non-streaming call run the same backend code. A stream
+//! passes at most [`MAX_OUTPUT_BYTES`] of text in all: the chunk that would go past it is held
+//! back, and [`ChunkSink::past_limit`] tells the call to stop the backend and fail (the
+//! consumer of a 50 MB answer gets 8 MiB, not 50).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::MAX_OUTPUT_BYTES;
 
 /// Text a streaming call holds for its consumer before the backend is paused.
 pub const MAX_UNREAD_BYTES: usize = 1024 * 1024;
@@ -32,6 +38,10 @@ struct Channel {
     budget: Arc<Semaphore>,
     /// Whether any text was sent, by any clone.
     sent: Arc<AtomicBool>,
+    /// Bytes of text offered so far, by every clone, the chunk held back included.
+    offered: Arc<AtomicU64>,
+    /// Cancelled once a chunk would take the stream past [`MAX_OUTPUT_BYTES`].
+    past_limit: CancellationToken,
 }
 
 /// What a streaming caller reads.
@@ -49,6 +59,8 @@ pub fn chunk_channel() -> (ChunkSink, ChunkSource) {
             sender,
             budget,
             sent: Arc::default(),
+            offered: Arc::default(),
+            past_limit: CancellationToken::new(),
         }),
     };
     (sink, ChunkSource { receiver })
@@ -74,13 +86,33 @@ impl ChunkSink {
             .is_some_and(|channel| channel.sent.load(Ordering::Relaxed))
     }
 
+    /// Resolves, with the bytes offered so far, once the stream went past [`MAX_OUTPUT_BYTES`];
+    /// never for a sink that keeps nothing.
+    pub async fn past_limit(&self) -> u64 {
+        match &self.channel {
+            Some(channel) => {
+                channel.past_limit.cancelled().await;
+                channel.offered.load(Ordering::Relaxed)
+            }
+            None => std::future::pending().await,
+        }
+    }
+
     /// Sends `text`, first waiting while the consumer has [`MAX_UNREAD_BYTES`] unread. Empty
-    /// text is not sent. Once the consumer has gone, this returns at once.
+    /// text is not sent, nor anything once the stream would go past [`MAX_OUTPUT_BYTES`]. Once
+    /// the consumer has gone, this returns at once.
     pub async fn send(&self, text: String) {
         let Some(channel) = &self.channel else {
             return;
         };
-        if text.is_empty() || channel.sender.is_closed() {
+        if text.is_empty() || channel.sender.is_closed() || channel.past_limit.is_cancelled() {
+            return;
+        }
+        let offered = channel
+            .offered
+            .fetch_add(text.len() as u64, Ordering::Relaxed);
+        if offered + text.len() as u64 > MAX_OUTPUT_BYTES as u64 {
+            channel.past_limit.cancel();
             return;
         }
         // A chunk larger than the whole budget takes all of it: it waits for an empty queue.
@@ -182,6 +214,32 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(1), sends)
             .await
             .is_ok()
+    }
+
+    #[tokio::test]
+    async fn a_stream_passes_at_most_the_output_limit_then_says_so() {
+        let (sink, mut source) = chunk_channel();
+        let producer = tokio::spawn({
+            let sink = sink.clone();
+            async move {
+                for _ in 0..20 {
+                    sink.send("z".repeat(1024 * 1024)).await;
+                }
+            }
+        });
+        let mut received = 0;
+        let mut chunks = 0;
+        while chunks < 8 {
+            received += source.next().await.expect("a chunk").text.len();
+            chunks += 1;
+        }
+        assert_eq!(received, MAX_OUTPUT_BYTES);
+        // The ninth MiB is held back: the sink says the stream went past the limit.
+        let offered = sink.past_limit().await;
+        assert_eq!(offered, MAX_OUTPUT_BYTES as u64 + 1024 * 1024);
+        producer.await.expect("producer");
+        drop(sink);
+        assert!(source.next().await.is_none(), "nothing past the limit");
     }
 
     #[tokio::test(start_paused = true)]
