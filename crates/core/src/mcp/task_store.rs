@@ -179,10 +179,18 @@ impl Entry {
         }
     }
 
+    /// Past its retention, and no `tasks/result` still waits to read it: a task asked with
+    /// `ttl: 0` is kept until the requests already waiting for it are answered.
     fn expired(&self, now: Instant, limits: &TaskLimits) -> bool {
         self.settled
             && self.ended.is_some()
+            && !self.awaited()
             && now.saturating_duration_since(self.created) >= self.retention(limits)
+    }
+
+    /// Whether a `tasks/result` request waits for it (it holds a watch of its end).
+    fn awaited(&self) -> bool {
+        self.done.receiver_count() > 0
     }
 }
 
@@ -323,7 +331,9 @@ impl TaskStore {
             let oldest = entries
                 .iter()
                 .enumerate()
-                .filter(|(_, entry)| entry.ended.is_some() && entry.settled && entry.id != keep)
+                .filter(|(_, entry)| {
+                    entry.ended.is_some() && entry.settled && !entry.awaited() && entry.id != keep
+                })
                 .min_by_key(|(_, entry)| entry.ended)
                 .map(|(index, _)| index);
             match oldest {
@@ -473,6 +483,24 @@ mod tests {
         let (_, second) = store.create(None, &parent, now).expect("second");
         parent.cancel();
         assert!(second.is_cancelled());
+    }
+
+    #[test]
+    fn a_task_with_no_ttl_is_kept_for_the_requests_waiting_on_it() {
+        let store = TaskStore::new(LIMITS);
+        let now = Instant::now();
+        let parent = CancellationToken::new();
+        let (task, _) = store.create(Some(0), &parent, now).expect("task");
+        let waiting = store.watch(&task.id, now).expect("a watch");
+        store.finish(&task.id, result("a"), None, now + Duration::from_secs(1));
+        let later = now + Duration::from_secs(3600);
+        let (_, outcome) = store.ended(&task.id, later).expect("kept while awaited");
+        assert_eq!(outcome, Some(result("a")));
+        drop(waiting);
+        assert!(
+            store.get(&task.id, later).is_none(),
+            "dropped once answered"
+        );
     }
 
     #[test]
