@@ -184,9 +184,19 @@ pub(super) fn is_a_directory_error() -> io::Error {
 /// A pipe's size is fixed when std creates it: a stdout of the default size still works.
 pub(super) fn set_pipe_capacity(_pipe: &ChildStdout, _bytes: usize) {}
 
+/// `program` named as Windows opens it: Win32 drops a file name's trailing dots and spaces, so
+/// `gemini.CMD.` (from a `PATHEXT` entry `.CMD.`) is the batch file `gemini.CMD`, which Rust's
+/// standard library would start through `cmd.exe` if it were judged by the name as written.
+fn as_windows_opens(program: &Path) -> PathBuf {
+    match program.file_name().and_then(|name| name.to_str()) {
+        Some(name) => program.with_file_name(name.trim_end_matches(['.', ' '])),
+        None => program.to_path_buf(),
+    }
+}
+
 /// The program to start for `program` and the arguments that go before the caller's.
 fn runnable(program: &Path, env: Option<&Env>) -> Result<(PathBuf, Vec<OsString>), ProcessError> {
-    let batch = program
+    let batch = as_windows_opens(program)
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"));
     if !batch {

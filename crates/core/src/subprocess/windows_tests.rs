@@ -305,6 +305,33 @@ async fn a_batch_file_that_is_no_shim_is_refused_by_name() {
     }
 }
 
+/// A `PATHEXT` entry ending in a dot or a space (`.CMD.`) names the batch file as `tool.CMD.`:
+/// judged by the name Windows opens, it is refused, never handed to `cmd.exe`.
+#[tokio::test]
+async fn a_batch_file_named_with_trailing_dots_or_spaces_is_still_a_batch_file() {
+    let fx = Fixture::new();
+    std::fs::write(
+        fx.path("tool.CMD"),
+        "@echo off\r\nnode \"%~dp0\\cli.js\" %*\r\n",
+    )
+    .expect("write");
+    for written in ["tool.CMD.", "tool.CMD ", "tool.CMD. .", "tool.cmd.."] {
+        let program = fx.path(written);
+        let mut spec = fx.helper_spec("exit-7", &fx.path("unused"));
+        spec.program = program.clone();
+        match run(spec).await {
+            Err(ProcessError::Spawn(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{written:?}");
+                assert!(
+                    e.to_string().contains("is a batch file"),
+                    "{written:?}: {e}"
+                );
+            }
+            other => panic!("{written:?}: expected a refusal, got {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn find_executable_finds_an_exe_through_pathext() {
     let fx = Fixture::new();
