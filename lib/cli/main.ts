@@ -7,7 +7,7 @@ import { RelayError } from '../internal/errors.js'
 import { MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
-import { printable, printableJson, printableLines } from './printable.js'
+import { printable, printableJson, printableLines, stdoutText } from './printable.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, COMMAND_USAGE, HELP, MCP_USAGE, USAGE_LINE } from './usage.js'
 
@@ -31,6 +31,7 @@ const OPTIONS = {
   base: { type: 'string' },
   json: { type: 'boolean' },
   'no-stream': { type: 'boolean' },
+  raw: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   'show-envelope': { type: 'boolean' },
   schema: { type: 'string' },
@@ -302,7 +303,7 @@ function printError(error: unknown, json: boolean): void {
  * header (`=== codex ===`), in the order named; each failure to stderr as `Error [<code>]
  * (<backend>): <message>`; `--json` prints the array of results. Exit 1 when any backend failed.
  */
-async function relayToSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, stopSpinner: () => void): Promise<number> {
+async function relayToSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, shownText: (text: string) => string, stopSpinner: () => void): Promise<number> {
   const { backend: _one, ...options } = request.options
   // Given as the flags are, for relayAll() to refuse what it takes not (a session: ERR_SESSION).
   const results = await library.relayAll({ ...options, backends: request.backends } as RelayAllOptions)
@@ -312,7 +313,7 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
     process.stdout.write(`${printableJson(shown)}\n`)
   } else {
     const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []))
-    process.stdout.write(answers.join('\n'))
+    process.stdout.write(shownText(answers.join('\n')))
     for (const result of results) {
       if (!result.ok) {
         const { code, message } = codedError(withBackendHint(result.error, result.backend))
@@ -332,7 +333,7 @@ const BACKEND_CHECKS = new Set(['ERR_UNSUPPORTED_BACKEND', 'ERR_INVALID_SANDBOX'
  * error }]`. As with relayAll(), a backend that fails check 4 fails alone, any other failure (the
  * same for every backend) fails the whole call, and a warning is printed once.
  */
-async function dryRunSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, showEnvelope: boolean): Promise<number> {
+async function dryRunSeveral(library: typeof import('../index.js'), request: Request & { backends: string[] }, json: boolean, showEnvelope: boolean, shownText: (text: string) => string): Promise<number> {
   if (request.options.session !== undefined || request.options.backendSession !== undefined) {
     throw new RelayError('relayAll takes no session: a session belongs to one backend', 'ERR_SESSION')
   }
@@ -357,7 +358,7 @@ async function dryRunSeveral(library: typeof import('../index.js'), request: Req
     process.stdout.write(`${printableJson(outcomes)}\n`)
   } else {
     const { formatDryRun } = await import('./dry-run-printer.js')
-    process.stdout.write(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun, { showEnvelope })}`] : [])).join('\n'))
+    process.stdout.write(shownText(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun, { showEnvelope })}`] : [])).join('\n')))
     for (const outcome of outcomes) {
       if (!outcome.ok) process.stderr.write(`Error [${printable(outcome.error.code)}] (${printable(outcome.backend)}): ${printableLines(outcome.error.message)}\n`)
     }
@@ -424,31 +425,33 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     const request = await buildRequest(flags, life.signal)
     // The addon only now: a usage error never needs it.
     const library = api()
+    const shownText = stdoutText(process.stdout.isTTY === true, Boolean(flags.raw))
     backend = request.options.backend ?? library.DEFAULT_BACKEND
     if (flags['dry-run'] && request.backends !== undefined) {
-      return await dryRunSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), Boolean(flags['show-envelope']))
+      return await dryRunSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), Boolean(flags['show-envelope']), shownText)
     }
     if (flags['dry-run']) {
       const options = { ...request.options, dryRun: true } as const
       const dryRun = request.review ? await library.reviewRelay(options) : await library.relay(options)
       const { formatDryRun } = await import('./dry-run-printer.js')
-      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, dryRun })}\n` : formatDryRun(dryRun, { showEnvelope: Boolean(flags['show-envelope']) }))
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, dryRun })}\n` : shownText(formatDryRun(dryRun, { showEnvelope: Boolean(flags['show-envelope']) })))
       return 0
     }
     if (request.backends !== undefined) {
       stopSpinner = once(startSpinner(`asking ${request.backends.join(', ')}…`))
-      return await relayToSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), stopSpinner)
+      return await relayToSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), shownText, stopSpinner)
     }
     stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`))
     // JSON answers (--schema, --verdict) are all or nothing: never streamed.
     if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
       const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options)
       stopSpinner()
-      process.stdout.write(flags.json ? `${JSON.stringify({ ok: true, output: answer })}\n` : `${answer}\n`)
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, output: answer })}\n` : `${shownText(answer)}\n`)
       return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0
     }
     // The spinner shares the terminal with stdout: it goes before the first byte of the answer.
-    printer = new AnswerPrinter(process.stdout, stopSpinner, library.MAX_OUTPUT_BYTES)
+    const stdout = { write: (text: string) => process.stdout.write(shownText(text)), get destroyed() { return process.stdout.destroyed } }
+    printer = new AnswerPrinter(stdout, stopSpinner, library.MAX_OUTPUT_BYTES)
     const answer = await streamAnswer(library, request, printer, life.signal)
     stopSpinner()
     printer.finish(answer)
@@ -476,7 +479,8 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
     return EXIT_RELAY_ERROR
   }
   if (life.stopped) return life.report(Boolean(flags.json))
-  process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : formatDoctor(report))
+  // What CLIs and the Ollama server said is in the report: never raw to a terminal, nor in JSON.
+  process.stdout.write(flags.json ? `${printableJson(report)}\n` : printableLines(formatDoctor(report)))
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
 }
 

@@ -33,3 +33,16 @@ export function printableJson(value: unknown): string {
     Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
   )
 }
+
+/**
+ * How the CLI writes text it did not write itself (a friend's answer, a dry run's envelope) to
+ * stdout. On a terminal every unprintable character but a line break and a tab is escaped
+ * (`printableLines`): a repository can make a friend say `ESC ] 52` (write the clipboard) or
+ * `ESC [ 2J`, and the friend's words must not drive the user's terminal. SGR colour sequences are
+ * escaped too: a friend's answer is plain text (Markdown), and colour can hide text (`ESC [ 8m`,
+ * the same colour on both grounds) or dress an answer up as the CLI's own words. Into a pipe or a
+ * file, or with `--raw`, the text goes as it is: a program reading it gets the friend's bytes.
+ */
+export function stdoutText(terminal: boolean, raw: boolean): (text: string) => string {
+  return terminal && !raw ? printableLines : (text) => text
+}

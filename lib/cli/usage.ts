@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -36,6 +36,9 @@ const RELAY_OPTIONS = `Relay options:
       --show-envelope      With --dry-run: print the envelope too, after the summary
       --no-stream          Wait for the whole answer, then print it (by default it is printed
                            as the backend produces it, also into a pipe)
+      --raw                Print the answer's bytes as they are on a terminal too (by default a
+                           terminal gets escape sequences and other control characters of the
+                           answer written as \\u{1b}; a pipe or a file always gets the bytes)
       --json               Print { ok, output } or { ok, error: { code, message } } on stdout
                            (usage errors too, as code ERR_USAGE); never streams`
 
