@@ -378,6 +378,26 @@ describe('structured output (a JSON response format becomes the relay’s schema
     expect(await bad.providerMetadata).toEqual({ phoneAFriend: { backend: 'json', schemaError: expect.stringMatching(/^Answer does not match the schema at \/: "reasons" is a required property/) } })
   })
 
+  it('providerOptions.phoneAFriend that is not an object, and a schema neither an object nor a boolean, are InvalidArgumentError', async () => {
+    const runs = recordingBackend('rec', () => '{"any":"json"}')
+    const model = createPhoneAFriend({ repoPath: suite.repo.path })('rec')
+    const prompt = [{ role: 'user', content: [{ type: 'text', text: 'p' }] }]
+    for (const given of [null, 'abc', 5, ['repoPath']]) {
+      const error = await model.doGenerate({ prompt, providerOptions: { phoneAFriend: given } } as never).catch((e: unknown) => e)
+      expect(InvalidArgumentError.isInstance(error), String(given)).toBe(true)
+      expect(error).toMatchObject({ argument: 'providerOptions.phoneAFriend', message: expect.stringMatching(/^providerOptions\.phoneAFriend must be an object of relay settings/) })
+    }
+    for (const schema of [5, () => 1, 'x', null, [1]]) {
+      const error = await model.doStream({ prompt, responseFormat: { type: 'json', schema } } as never).catch((e: unknown) => e)
+      expect(InvalidArgumentError.isInstance(error), String(schema)).toBe(true)
+      expect(error).toMatchObject({ argument: 'responseFormat.schema', message: expect.stringMatching(/^Invalid JSON Schema: a schema is an object or a boolean/) })
+    }
+    expect(runs).toEqual([])
+    // `true` is a JSON Schema (any value), as `--schema true` is for the CLI.
+    const answered = await model.doGenerate({ prompt, responseFormat: { type: 'json', schema: true } } as never)
+    expect(answered.content).toEqual([{ type: 'text', text: '{"any":"json"}' }])
+  })
+
   it('a schema that is not one is InvalidArgumentError before any backend runs', async () => {
     const runs = recordingBackend('rec')
     const friend = createPhoneAFriend({ repoPath: suite.repo.path })

@@ -22,6 +22,8 @@ import { requestOf } from './internal/ai-sdk-prompt.js'
 import { PROVIDER_OPTIONS_KEY, callSettings, schemaOf, settingWarnings, settingsArgument, type PhoneAFriendSettings } from './internal/ai-sdk-options.js'
 import { loadProviderModule, providerModuleNow, toAiSdkError, type FailedCall } from './internal/ai-sdk-errors.js'
 
+type ProviderModule = Awaited<ReturnType<typeof loadProviderModule>>
+
 export type { PhoneAFriendSettings } from './internal/ai-sdk-options.js'
 
 /** What `providerOptions.phoneAFriend` takes for one call: the settings, each overriding the model's. */
@@ -87,7 +89,7 @@ interface PreparedCall {
   /** The relay's own warnings, as they come. */
   relayWarnings: string[]
   failed: FailedCall
-  schema: object | undefined
+  schema: object | boolean | undefined
 }
 
 /** A backend as an AI SDK language model. */
@@ -110,10 +112,10 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     this.settings = settingsArgument(settings, 'settings')
   }
 
-  private prepare(options: LanguageModelV4CallOptions, streaming: boolean): PreparedCall {
+  private prepare(sdk: ProviderModule, options: LanguageModelV4CallOptions, streaming: boolean): PreparedCall {
     const { request, warnings: promptWarnings } = requestOf(options.prompt)
-    const call = callSettings(options)
-    const schema = schemaOf(options)
+    const call = callSettings(sdk, options)
+    const schema = schemaOf(sdk, options)
     const relayWarnings: string[] = []
     const merged: PhoneAFriendSettings = { ...this.settings, ...call.settings }
     const relayOptions: RelayOptions = {
@@ -124,7 +126,8 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
       onWarning: (message) => relayWarnings.push(message),
     }
     if (options.abortSignal !== undefined) relayOptions.signal = options.abortSignal
-    if (schema !== undefined) relayOptions.schema = schema
+    // A boolean schema goes as its JSON text, as the CLI's `--schema true` does.
+    if (schema !== undefined) relayOptions.schema = typeof schema === 'boolean' ? JSON.stringify(schema) : schema
     return {
       options: relayOptions,
       warnings: [...settingWarnings(options, streaming), ...call.warnings, ...promptWarnings],
@@ -142,7 +145,7 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
   /** `relay()`: the answer as one text part. */
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
     const sdk = await loadProviderModule()
-    const call = this.prepare(options, false)
+    const call = this.prepare(sdk, options, false)
     const timestamp = new Date()
     // With a schema, the text as produced: what is returned if the answer does not match.
     const produced: string[] = []
@@ -179,7 +182,7 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
    */
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
     const sdk = await loadProviderModule()
-    const call = this.prepare(options, true)
+    const call = this.prepare(sdk, options, true)
     const timestamp = new Date()
     // Cancelling the stream aborts the relay at once: `return()` on a generator waits for the step
     // it is in, which may wait for the backend's next chunk until the deadline.

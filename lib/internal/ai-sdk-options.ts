@@ -3,6 +3,7 @@
 // provider's, the model's and the call's `providerOptions.phoneAFriend` settings, and every
 // setting a relay cannot honour is a warning.
 import type { LanguageModelV4CallOptions, SharedV4Warning } from '@ai-sdk/provider' with { 'resolution-mode': 'import' }
+import type * as AiSdkProvider from '@ai-sdk/provider' with { 'resolution-mode': 'import' }
 import type { RelayOptions } from './options.js'
 import { invalidArgType } from './errors.js'
 
@@ -65,10 +66,25 @@ export function settingWarnings(options: LanguageModelV4CallOptions, streaming: 
   return warnings
 }
 
-/** `providerOptions.phoneAFriend` as settings, and a warning for each key that is not one. */
-export function callSettings(options: LanguageModelV4CallOptions): { settings: PhoneAFriendSettings; warnings: SharedV4Warning[] } {
-  const given = options.providerOptions?.[PROVIDER_OPTIONS_KEY]
+/** The type of a value, as an argument error names it. */
+function typeName(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `of type ${typeof value}`
+}
+
+/**
+ * `providerOptions.phoneAFriend` as settings, and a warning for each key that is not one. Not an
+ * object (`null`, a string, a number, an array: the AI SDK's types do not hold from JS) is the
+ * AI SDK's `InvalidArgumentError`, never a character-by-character reading or silence.
+ */
+export function callSettings(sdk: typeof AiSdkProvider, options: LanguageModelV4CallOptions): { settings: PhoneAFriendSettings; warnings: SharedV4Warning[] } {
+  const given: unknown = options.providerOptions?.[PROVIDER_OPTIONS_KEY]
   if (given === undefined) return { settings: {}, warnings: [] }
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    const argument = `providerOptions.${PROVIDER_OPTIONS_KEY}`
+    throw new sdk.InvalidArgumentError({ argument, message: `${argument} must be an object of relay settings (${SETTING_KEYS.join(', ')}); got ${typeName(given)}` })
+  }
   const settings: Record<string, unknown> = {}
   const warnings: SharedV4Warning[] = []
   for (const [key, value] of Object.entries(given)) {
@@ -81,10 +97,15 @@ export function callSettings(options: LanguageModelV4CallOptions): { settings: P
 
 /**
  * The JSON Schema a relay asks for and checks, from the AI SDK's response format: its schema, or
- * `{}` (any JSON) for JSON without one; none for text.
+ * `{}` (any JSON) for JSON without one; none for text. `true` and `false` are JSON Schemas too
+ * (any value, none), as the CLI's `--schema true` is; anything else that is not an object is the
+ * AI SDK's `InvalidArgumentError`.
  */
-export function schemaOf(options: LanguageModelV4CallOptions): object | undefined {
+export function schemaOf(sdk: typeof AiSdkProvider, options: LanguageModelV4CallOptions): object | boolean | undefined {
   const format = options.responseFormat
   if (format?.type !== 'json') return undefined
-  return format.schema ?? {}
+  const schema: unknown = format.schema
+  if (schema === undefined) return {}
+  if (typeof schema === 'boolean' || (typeof schema === 'object' && schema !== null && !Array.isArray(schema))) return schema
+  throw new sdk.InvalidArgumentError({ argument: 'responseFormat.schema', message: `Invalid JSON Schema: a schema is an object or a boolean; got ${typeName(schema)}` })
 }
