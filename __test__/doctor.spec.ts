@@ -148,7 +148,14 @@ describe('doctor flags drift and stops when asked', () => {
     writeFileSync(join(dir, 'codex'), '#!/bin/sh\necho "boom: broken install" >&2\nexit 3\n')
     chmodSync(join(dir, 'codex'), 0o755)
     const json = await doctorJson(await cleanEnv({ CODEX_API_KEY: 'k' }, `${dir}:/usr/bin:/bin`))
-    expect(byName(json, 'codex')).toMatchObject({ found: true, ready: false, problem: '`codex --version` failed: boom: broken install' })
+    expect(byName(json, 'codex')).toMatchObject({ found: true, ready: false, problem: '`codex --version` failed (exit code 3): boom: broken install' })
+    // Killed by a signal, silent: the signal is named; exit 0 with nothing printed says so.
+    writeFileSync(join(dir, 'codex'), '#!/bin/sh\nkill -9 $$\n')
+    const killed = await doctorJson(await cleanEnv({ CODEX_API_KEY: 'k' }, `${dir}:/usr/bin:/bin`))
+    expect(byName(killed, 'codex')?.problem).toBe('`codex --version` failed (killed by signal 9) with no output')
+    writeFileSync(join(dir, 'codex'), '#!/bin/sh\nexit 0\n')
+    const silent = await doctorJson(await cleanEnv({ CODEX_API_KEY: 'k' }, `${dir}:/usr/bin:/bin`))
+    expect(byName(silent, 'codex')?.problem).toBe('`codex --version` printed nothing')
   }, 30_000)
 
   it('Ctrl-C stops `phone-a-friend doctor`: exit 130, its checks killed', async () => {
