@@ -197,7 +197,7 @@ describe('the server process', () => {
     expect(help).toContain('"timeout": 900000')
   })
 
-  it('a line that is not JSON gets -32700, one too long -32600 (id null), and the next lines are served', async () => {
+  it('a line that is not JSON gets -32700, one too long -32600 with its id, and the next lines are served', async () => {
     const server = start('answer')
     server.send(initialize)
     await expect.poll(() => server.lines().length, { timeout: 5000 }).toBe(1)
@@ -209,7 +209,24 @@ describe('the server process', () => {
       const before = server.lines().length
       server.send({ jsonrpc: '2.0', id, method: 'ping', params: { pad: 'x'.repeat(size) } })
       await expect.poll(() => server.lines().length, { timeout: 10_000 }).toBe(before + 1)
-      expect(server.lines()[before]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a message must be at most 8388608 bytes, on one line' } })
+      expect(server.lines()[before]).toEqual({ jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request: a message must be at most 8388608 bytes, on one line' } })
+    }
+    // As the TypeScript SDK writes a request: its id last, after 50 MB of params.
+    const before = server.lines().length
+    server.send({ method: 'tools/call', params: { name: 'relay', arguments: { prompt: 'x'.repeat(50 * 2 ** 20) } }, jsonrpc: '2.0', id: 'last' })
+    await expect.poll(() => server.lines().length, { timeout: 10_000 }).toBe(before + 1)
+    expect(server.lines()[before]).toMatchObject({ jsonrpc: '2.0', id: 'last', error: { code: -32600 } })
+    // params rmcp would answer without the id, or as an unknown method.
+    for (const [id, method, params] of [
+      [6, 'tools/call', [1]],
+      [7, 'ping', 'x'],
+      [8, 'tools/call', { name: 'relay', arguments: [] }],
+      [9, 'resources/read', { uri: 5 }],
+    ] as const) {
+      const count = server.lines().length
+      server.send({ jsonrpc: '2.0', id, method, params })
+      await expect.poll(() => server.lines().length, { timeout: 5000 }).toBe(count + 1)
+      expect(server.lines()[count]).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32602 } })
     }
     server.send({ jsonrpc: '2.0', id: 5, method: 'ping' })
     await expect.poll(() => server.lines().at(-1), { timeout: 5000 }).toEqual({ jsonrpc: '2.0', id: 5, result: {} })

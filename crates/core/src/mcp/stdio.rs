@@ -15,8 +15,10 @@
 //! sleep.
 //!
 //! The stdin thread passes on whole lines of JSON only. rmcp drops a line that is not JSON, or
-//! longer than it takes, without a word, and a client would wait for its answer forever: such a
-//! line is answered here, as JSON-RPC asks, with an error whose id is null.
+//! longer than it takes, without a word, and answers a request whose `params` are not an object
+//! with no id at all: a client would wait for its answer forever. Such a line is answered here,
+//! as JSON-RPC asks, with the request's id whenever it can be read (else null): from the start of
+//! a line too long to take, or from its end (the TypeScript SDK writes `id` last).
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -25,7 +27,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
 use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
@@ -42,6 +49,9 @@ pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// JSON-RPC's codes for a line that is not JSON, and for a message refused as such.
 const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
+const INVALID_PARAMS: i32 = -32602;
+/// How much of the start and of the end of a line too long to take is kept to read its id.
+const ID_WINDOW: usize = 4096;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The server's ends of the process's stdin and stdout.
@@ -210,6 +220,8 @@ struct Lines {
     line: Vec<u8>,
     max: usize,
     skipping: bool,
+    /// While skipping a line whose start named no id: its last bytes, where the id may be.
+    tail: Option<Vec<u8>>,
 }
 
 impl Lines {
@@ -218,7 +230,19 @@ impl Lines {
             line: Vec::new(),
             max,
             skipping: false,
+            tail: None,
         }
+    }
+
+    fn too_long(&self, id: Option<serde_json::Value>) -> Line {
+        Line::Reply(error_reply(
+            INVALID_REQUEST,
+            &format!(
+                "Invalid Request: a message must be at most {} bytes, on one line",
+                self.max
+            ),
+            id,
+        ))
     }
 
     /// Takes the next bytes of stdin; each line they end goes to `out`.
@@ -229,21 +253,39 @@ impl Lines {
             bytes = rest;
             let ended = end.is_some();
             if self.skipping {
+                if let Some(tail) = &mut self.tail {
+                    keep_end(tail, part);
+                }
                 self.skipping = !ended;
+                if ended {
+                    if let Some(tail) = self.tail.take() {
+                        out.push(self.too_long(id_at_end(&tail)));
+                    }
+                }
                 continue;
             }
             let length = self.line.len() + part.len() - usize::from(ended);
             if length > self.max {
-                // Answered at once: its end may be long in coming.
-                self.line = Vec::new();
+                let mut start = std::mem::take(&mut self.line);
+                start.extend_from_slice(&part[..part.len().min(ID_WINDOW)]);
                 self.skipping = !ended;
-                out.push(Line::Reply(error_reply(
-                    INVALID_REQUEST,
-                    &format!(
-                        "Invalid Request: a message must be at most {} bytes, on one line",
-                        self.max
-                    ),
-                )));
+                let start = &start[..start.len().min(ID_WINDOW)];
+                match id_at_start(start) {
+                    // Answered at once: its end may be long in coming.
+                    Some(id) => out.push(self.too_long(Some(id))),
+                    // Not an object: no id anywhere, so no reason to wait for its end either.
+                    None if !starts_an_object(start) => out.push(self.too_long(None)),
+                    None if ended => {
+                        let mut tail = Vec::new();
+                        keep_end(&mut tail, part);
+                        out.push(self.too_long(id_at_end(&tail)));
+                    }
+                    None => {
+                        let mut tail = Vec::new();
+                        keep_end(&mut tail, part);
+                        self.tail = Some(tail);
+                    }
+                }
                 continue;
             }
             self.line.extend_from_slice(part);
@@ -262,7 +304,73 @@ impl Lines {
     }
 }
 
-/// A line of JSON is a message; a blank one is nothing; any other gets a parse error.
+/// Appends `bytes` to `tail`, keeping its last [`ID_WINDOW`] bytes.
+fn keep_end(tail: &mut Vec<u8>, bytes: &[u8]) {
+    tail.extend_from_slice(&bytes[bytes.len().saturating_sub(ID_WINDOW)..]);
+    let excess = tail.len().saturating_sub(ID_WINDOW);
+    tail.drain(..excess);
+}
+
+/// A JSON-RPC id: a number or a string.
+const ID: &str = r#"(-?[0-9]{1,20}|"(?:[^"\\]|\\.){0,256}")"#;
+
+/// `"id"` among the first members of a message, before any whose value is not a plain string
+/// or number (`params`), so an `id` inside `params` is never taken for the request's.
+static ID_AT_START: LazyLock<Regex> = LazyLock::new(|| {
+    let member = r#""(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.){0,256}"\s*,\s*"#;
+    Regex::new(&format!(r#"^\s*\{{\s*(?:{member})*"id"\s*:\s*{ID}"#))
+        .unwrap_or_else(|_| unreachable!("a constant pattern"))
+});
+
+/// `"id"` as the last member of a message (or just before a last `"jsonrpc"`): a nested
+/// object's `id` would be followed by more than one closing brace.
+static ID_AT_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"[,{{]\s*"id"\s*:\s*{ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}}\s*$"#
+    ))
+    .unwrap_or_else(|_| unreachable!("a constant pattern"))
+});
+
+fn id_at_start(start: &[u8]) -> Option<serde_json::Value> {
+    let start = start.strip_prefix(UTF8_BOM).unwrap_or(start);
+    let found = ID_AT_START.captures(start)?.get(1)?;
+    serde_json::from_slice(found.as_bytes()).ok()
+}
+
+fn starts_an_object(start: &[u8]) -> bool {
+    let start = start.strip_prefix(UTF8_BOM).unwrap_or(start);
+    start.trim_ascii_start().first() == Some(&b'{')
+}
+
+fn id_at_end(end: &[u8]) -> Option<serde_json::Value> {
+    let found = ID_AT_END.captures(end)?.get(1)?;
+    serde_json::from_slice(found.as_bytes()).ok()
+}
+
+/// What the line says of itself, read without copying its parts.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// The members of `tools/call`'s and `resources/read`'s params whose type rmcp would refuse as
+/// an unknown method.
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+}
+
+/// A line of JSON is a message; a blank one is nothing; any other gets a parse error. A request
+/// whose `params` rmcp would answer without its id (not an object; `tools/call` arguments or a
+/// `resources/read` uri of the wrong type) gets -32602 with it.
 fn sort(line: Vec<u8>) -> Option<Line> {
     let text = line.strip_suffix(b"\n").unwrap_or(&line);
     let text = text.strip_suffix(b"\r").unwrap_or(text);
@@ -270,20 +378,57 @@ fn sort(line: Vec<u8>) -> Option<Line> {
     if text.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
+    if let Ok(probe) = serde_json::from_slice::<Probe>(text) {
+        if let Some(why) = probe.id.and_then(|_| invalid_params(&probe)) {
+            let id = probe.id.and_then(|id| serde_json::from_str(id.get()).ok());
+            return Some(Line::Reply(error_reply(
+                INVALID_PARAMS,
+                &format!("Invalid params: {why}"),
+                id,
+            )));
+        }
+        return Some(Line::Message(line));
+    }
     match serde_json::from_slice::<IgnoredAny>(text) {
         Ok(_) => Some(Line::Message(line)),
         Err(e) => Some(Line::Reply(error_reply(
             PARSE_ERROR,
             &format!("Parse error: {e}"),
+            None,
         ))),
     }
 }
 
-/// A JSON-RPC error response to no request in particular (its id could not be read).
-fn error_reply(code: i32, message: &str) -> Vec<u8> {
+/// Why a request's params are refused here, if they are.
+fn invalid_params(probe: &Probe) -> Option<&'static str> {
+    let params = probe.params?;
+    let is_object = |raw: &RawValue| raw.get().starts_with('{');
+    if !is_object(params) {
+        return Some("params must be an object");
+    }
+    let method = probe.method.map(RawValue::get);
+    if !matches!(method, Some("\"tools/call\"" | "\"resources/read\"")) {
+        return None;
+    }
+    let Ok(call) = serde_json::from_str::<CallParams>(params.get()) else {
+        return None;
+    };
+    match method {
+        Some("\"tools/call\"") if call.arguments.is_some_and(|a| !is_object(a)) => {
+            Some("a tool's arguments must be an object")
+        }
+        Some("\"resources/read\"") if !call.uri.is_some_and(|uri| uri.get().starts_with('"')) => {
+            Some("resources/read takes a uri, a string")
+        }
+        _ => None,
+    }
+}
+
+/// A JSON-RPC error response, to the request `id` when it could be read (else null).
+fn error_reply(code: i32, message: &str, id: Option<serde_json::Value>) -> Vec<u8> {
     let reply = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": { "code": code, "message": message },
     });
     let mut line = reply.to_string().into_bytes();
@@ -387,5 +532,106 @@ mod tests {
         lines.push(b"still the long line\n{\"next\":true}\n", &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1], Line::Message(b"{\"next\":true}\n".to_vec()));
+    }
+
+    /// The id of a line too long to take: from its start (answered at once) or, as the
+    /// TypeScript SDK writes it last, from its end; never an id inside `params`.
+    #[test]
+    fn answers_a_line_too_long_with_its_id_read_from_its_start_or_its_end() {
+        let pad = "x".repeat(5000);
+        let cases: [(String, serde_json::Value); 5] = [
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"p":"{pad}"}}}}"#
+                ),
+                serde_json::json!(7),
+            ),
+            (
+                format!(r#"{{ "id" : "a\"b", "params":{{"p":"{pad}"}}}}"#),
+                serde_json::json!("a\"b"),
+            ),
+            (
+                format!(
+                    r#"{{"method":"tools/call","params":{{"p":"{pad}"}},"jsonrpc":"2.0","id":42}}"#
+                ),
+                serde_json::json!(42),
+            ),
+            (
+                format!(r#"{{"method":"m","params":{{"p":"{pad}","id":9}}}}"#),
+                serde_json::Value::Null,
+            ),
+            (
+                format!(r#"{{"params":{{"id":3,"p":"{pad}"}},"id":8}}"#),
+                serde_json::json!(8),
+            ),
+        ];
+        for (message, id) in cases {
+            let mut lines = Lines::new(1000);
+            let mut out = Vec::new();
+            // In pieces, as a pipe delivers it.
+            for piece in message.as_bytes().chunks(700) {
+                lines.push(piece, &mut out);
+            }
+            lines.push(b"\n", &mut out);
+            assert_eq!(out.len(), 1, "{message:.80}");
+            assert_eq!(reply(&out[0])["id"], id, "{message:.80}");
+        }
+    }
+
+    #[test]
+    fn answers_params_rmcp_would_refuse_without_an_id_with_invalid_params_and_the_id() {
+        let refused = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+                1,
+                "params must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"s","method":"ping","params":"x"}"#,
+                2,
+                "params must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"relay","arguments":[]}}"#,
+                3,
+                "a tool's arguments must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":5}}"#,
+                4,
+                "resources/read takes a uri, a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}"#,
+                5,
+                "resources/read takes a uri, a string",
+            ),
+        ];
+        for (text, n, why) in refused {
+            let line = sort(format!("{text}\n").into_bytes()).expect("a line");
+            let reply = reply(&line);
+            assert_eq!(reply["error"]["code"], -32602, "{text}");
+            assert_eq!(
+                reply["error"]["message"],
+                format!("Invalid params: {why}"),
+                "{text}"
+            );
+            let id = if n == 2 {
+                serde_json::json!("s")
+            } else {
+                serde_json::json!(n)
+            };
+            assert_eq!(reply["id"], id, "{text}");
+        }
+        for fine in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"relay","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"phone-a-friend://answers/x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x","params":[1]}"#,
+            r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+        ] {
+            let line = format!("{fine}\n").into_bytes();
+            assert_eq!(sort(line.clone()), Some(Line::Message(line)), "{fine}");
+        }
     }
 }
