@@ -34,7 +34,8 @@ describe('codex', () => {
     clis.mode('answer-path-is-a-folder')
     await expect(relay({ prompt: 'Review', repoPath: repo.path, backend: 'codex' })).rejects.toMatchObject({
       code: 'ERR_BACKEND_FAILED',
-      message: 'Failed reading Codex output file: Is a directory (os error 21)',
+      // The original's words: Node's error as String() prints it.
+      message: 'Failed reading Codex output file: Error: EISDIR: illegal operation on a directory, read',
     })
   })
 

@@ -19,6 +19,7 @@ pub mod git;
 pub mod limits;
 pub mod lines;
 pub mod mcp;
+pub mod node_errors;
 pub mod paths;
 pub mod registry;
 pub mod relay;

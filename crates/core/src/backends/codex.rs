@@ -413,8 +413,12 @@ async fn invoke_found(
         Err(ReadStopped::Io(e)) => {
             return Err(BackendFailure::reported(
                 BackendFailureKind::Failed,
-                format!("Failed reading Codex output file: {e}"),
-            ))
+                // As the original printed Node's error (`String(err)`).
+                format!(
+                    "Failed reading Codex output file: Error: {}",
+                    crate::node_errors::read_file_error(&e, &answer_file.to_string_lossy())
+                ),
+            ));
         }
         Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
         Err(ReadStopped::Deadline(Stop::TimedOut)) => {
