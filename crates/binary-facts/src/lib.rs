@@ -14,7 +14,7 @@ use std::fmt;
 
 use object::elf;
 use object::macho;
-use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
+use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader, Sym};
 use object::read::macho::{LoadCommandVariant, MachHeader, MachOFile};
 use object::read::pe::{ImageNtHeaders, PeFile};
 use object::{Endianness, FileKind};
@@ -77,6 +77,9 @@ pub struct Facts {
     /// `FAMILY_x.y` (`GLIBC_PRIVATE`).
     pub versions: BTreeMap<String, Version>,
     pub odd_versions: Vec<String>,
+    /// ELF with symbol versions: the undefined, non-weak dynamic symbols that carry no version.
+    /// The link found them in no library it was given, so the loader will look for them anywhere.
+    pub unversioned: Vec<String>,
     /// Mach-O: the minimum macOS, and whether `LC_CODE_SIGNATURE` is there.
     pub minos: Option<Version>,
     pub code_signature: bool,
@@ -118,6 +121,19 @@ fn elf_facts<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Resul
         for entry in entries {
             if entry.tag(endian) == elf::DT_NEEDED {
                 facts.needed.push(text(entry.string(endian, strings)?));
+            }
+        }
+    }
+    if let Some((versym, _)) = sections.gnu_versym(endian, data)? {
+        let symbols = sections.symbols(endian, data, elf::SHT_DYNSYM)?;
+        for (index, symbol) in symbols.enumerate() {
+            let version = versym.get(index.0).map(|v| v.0.get(endian));
+            let unversioned = version.is_none_or(|v| v.is_local() || v.is_global());
+            if symbol.is_undefined(endian) && symbol.st_bind() != elf::STB_WEAK && unversioned {
+                let name = text(symbol.name(endian, symbols.strings())?);
+                if !name.is_empty() {
+                    facts.unversioned.push(name);
+                }
             }
         }
     }
@@ -318,6 +334,14 @@ impl Floor {
                 }
                 for name in &facts.odd_versions {
                     wrong.push(format!("needs the symbol version {name}"));
+                }
+                // N-API's functions come from node itself, unversioned; anything else with no
+                // version was found in no library at link time: a glibc without it (gettid()
+                // before 2.30) fails when it is called.
+                for name in &facts.unversioned {
+                    if !(name.starts_with("napi_") || name.starts_with("node_api_")) {
+                        wrong.push(format!("calls {name}, which no library it links provides"));
+                    }
                 }
             }
             Floor::LinuxMusl => {

@@ -189,3 +189,44 @@ fn windows_imports_only_system_dlls() {
         "{wrong:?}"
     );
 }
+
+/// A shared library may leave symbols undefined: against glibc 2.17, gettid() (glibc 2.30) links
+/// unversioned and would fail only when called on an old glibc. N-API's may be unversioned.
+#[test]
+fn a_function_the_old_glibc_lacks_fails() {
+    let Some(zig) = zig() else {
+        println!("[no zig in target/platforms/bin (scripts/platforms/cross-setup.sh): skipped]");
+        return;
+    };
+    let dir = work_dir();
+    let source = dir.join("library.c");
+    std::fs::write(
+        &source,
+        "#define _GNU_SOURCE\n#include <unistd.h>\nint napi_create_int32(void);\n\
+         int id(void) { return gettid() + napi_create_int32(); }\n",
+    )
+    .expect("the library's source written");
+    let built = |target: &str, name: &str| {
+        let out = dir.join(name);
+        let status = Command::new(&zig)
+            .args(["cc", "-shared", "-fPIC", "-target", target, "-o"])
+            .arg(&out)
+            .arg(&source)
+            .status()
+            .expect("zig runs");
+        assert!(status.success(), "zig cc -shared -target {target} failed");
+        facts(&std::fs::read(&out).expect("the library just built")).expect("its headers read")
+    };
+    let old = built("x86_64-linux-gnu.2.17", "library-2.17.so");
+    let wrong = Floor::LinuxGnu.violations(&old);
+    assert_eq!(
+        wrong,
+        ["calls gettid, which no library it links provides"],
+        "{old}"
+    );
+    // Against glibc 2.30, gettid is there, versioned; only napi_create_int32 is unversioned.
+    let new = built("x86_64-linux-gnu.2.30", "library-2.30.so");
+    assert_eq!(new.unversioned, ["napi_create_int32"], "{new}");
+    let wrong = Floor::LinuxGnu.violations(&new);
+    assert!(wrong.iter().any(|w| w.contains("GLIBC_2.30")), "{wrong:?}");
+}
