@@ -180,7 +180,7 @@ pub fn on_process_main_thread() -> bool {
         // linux-gnu addon loads on glibc 2.17 (docs/DEVELOPMENT.md, "Every target").
         // SAFETY: gettid takes no arguments and cannot fail.
         let thread = unsafe { libc::syscall(libc::SYS_gettid) };
-        i64::from(thread) == i64::from(std::process::id())
+        thread == libc::c_long::from(std::process::id())
     }
     // macOS thread ids are not pids: ask pthread whether this is the main thread.
     #[cfg(target_os = "macos")]
