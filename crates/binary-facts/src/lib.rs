@@ -221,6 +221,11 @@ fn pe_facts<Pe: ImageNtHeaders>(data: &[u8]) -> object::Result<Facts> {
             ));
         }
     }
+    // mingw's import libraries give a DLL one descriptor per archive member: name each once.
+    let mut seen = std::collections::HashSet::new();
+    facts
+        .needed
+        .retain(|dll| seen.insert(dll.to_ascii_lowercase()));
     Ok(facts)
 }
 
