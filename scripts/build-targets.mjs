@@ -11,15 +11,22 @@
 //                                                             the arch (scripts/supervisor-triple.mjs)
 //
 // How each target links (docs/DEVELOPMENT.md, "Every target"):
-//   linux gnu      the host's cc, or aarch64-linux-gnu-gcc for arm64; the supervisor is the musl one
+//   linux gnu      zig (`napi build -x --target <triple>.2.17`, cargo-zigbuild) against glibc 2.17's
+//                  symbol versions, so it loads on any glibc from 2.17 (napi-rs's floor; the host's
+//                  cc would tie it to this machine's 2.36); the supervisor is the musl one
 //   linux musl     zig (`napi build -x`, cargo-zigbuild); supervisor static, linked by zig, and
 //                  shipped in the gnu package of its arch too
 //   darwin         zig: the addon is a cdylib with napi's dyn-symbols, so it needs no Node library,
 //                  and zig cc compiles ring's C without an Apple SDK; the supervisor links libSystem
-//                  (macOS has no static libc)
+//                  (macOS has no static libc). MACOSX_DEPLOYMENT_TARGET sets the oldest macOS
+//                  (zig's default is its newest)
 //   windows msvc   built with the x86_64-pc-windows-gnu toolchain (mingw) and named
 //                  relay.win32-x64-msvc.node, the name binding.js loads on a standard node.exe: Node
 //                  calls it through N-API's C ABI only. No supervisor (Windows uses a Job Object).
+//
+// Every binary built is then read by crates/binary-facts against its target's floor (the newest
+// glibc symbol versions, macOS minimum and code signature, the libraries or DLLs it may load),
+// and the figures go in the summary.
 //
 // `--check` runs `cargo clippy --workspace --all-targets -- -D warnings` for each target instead
 // of building it (what CI can afford for the targets it does not link).
@@ -36,6 +43,10 @@ const SUPERVISOR = 'phone-a-friend-supervisor'
 /** Where cross-setup.sh links zig and cargo-zigbuild (pip puts them where PATH may not look). */
 const TOOLS = join(ROOT, 'target', 'platforms', 'bin')
 const SETUP = 'bash scripts/platforms/cross-setup.sh --no-qemu'
+/** The oldest glibc the linux-gnu binaries load on (napi-rs's); crates/binary-facts checks it. */
+const GLIBC_FLOOR = '2.17'
+/** The oldest macOS per darwin arch: 11.0 is the first on arm64; Node 20 runs on x64 from 10.15. */
+const MACOS_FLOOR = { arm64: '11.0', x64: '10.15' }
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
 const binaryName = pkg.napi.binaryName
@@ -81,19 +92,20 @@ function planFor(triple) {
   }
   const addon = `${binaryName}.${target.platformArchABI}.node`
   if (target.platform === 'linux' && target.abi === 'gnu') {
-    const cross = !triple.startsWith(`${HOST_ARCH}-`)
-    const tool = `${triple.split('-')[0]}-linux-gnu`
-    return { target, addon, cargoTriple: triple, linker: cross ? tool : 'cc', zig: false, supervisor: 'static', env: cross ? cargoEnv(triple, tool) : {} }
+    // cargo-zigbuild reads the suffix as the glibc to link against; cargo builds the bare triple.
+    return { target, addon, cargoTriple: triple, zigTarget: `${triple}.${GLIBC_FLOOR}`, linker: 'zig', zig: true, supervisor: 'static', floor: 'linux-gnu', env: {} }
   }
   if (target.platform === 'linux' && target.abi === 'musl') {
-    return { target, addon, cargoTriple: triple, linker: 'zig', zig: true, supervisor: 'static', env: {} }
+    return { target, addon, cargoTriple: triple, linker: 'zig', zig: true, supervisor: 'static', floor: 'linux-musl', env: {} }
   }
   if (target.platform === 'darwin') {
-    return { target, addon, cargoTriple: triple, linker: 'zig', zig: true, supervisor: 'libSystem', env: {} }
+    // Read by rustc, by cargo-zigbuild (which makes it zig's target version) and by the cc crate.
+    const env = { MACOSX_DEPLOYMENT_TARGET: MACOS_FLOOR[target.arch] }
+    return { target, addon, cargoTriple: triple, linker: 'zig', zig: true, supervisor: 'libSystem', floor: `darwin-${target.arch}`, env }
   }
   if (triple === 'x86_64-pc-windows-msvc') {
     const cargoTriple = 'x86_64-pc-windows-gnu'
-    return { target, addon, cargoTriple, linker: 'x86_64-w64-mingw32', zig: false, supervisor: null, env: cargoEnv(cargoTriple, 'x86_64-w64-mingw32') }
+    return { target, addon, cargoTriple, linker: 'x86_64-w64-mingw32', zig: false, supervisor: null, floor: 'windows', env: cargoEnv(cargoTriple, 'x86_64-w64-mingw32') }
   }
   return null
 }
@@ -133,13 +145,22 @@ function elfLinking(file) {
   return { needed, interpreter }
 }
 
+/** crates/binary-facts, built for this machine once per run (a debug build: seconds). */
+function binaryFactsTool() {
+  execFileSync('cargo', ['build', '--quiet', '-p', 'binary-facts'], { cwd: ROOT, stdio: 'inherit' })
+  return join(ROOT, 'target', 'debug', 'binary-facts')
+}
+
 /**
- * What an addon may link against on each Linux libc: the C library and its parts, nothing a user
- * would have to install (no libssl: reqwest uses rustls).
+ * Reads `file` against `floor` (crates/binary-facts: linux-gnu, linux-musl, darwin-arm64,
+ * darwin-x64, windows): returns its line of facts, and throws with every way it asks for more.
  */
-const ALLOWED_NEEDED = {
-  gnu: /^(libc\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux-[\w-]+\.so\.\d)$/,
-  musl: /^libc\.so$/,
+function checkFloor(tool, floor, file) {
+  try {
+    return execFileSync(tool, ['--floor', floor, file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().replace(`${file}: `, '')
+  } catch (error) {
+    throw new Error(`${file} fails the ${floor} floor:\n${`${error.stdout ?? ''}${error.stderr ?? error.message}`.trim()}`)
+  }
 }
 
 /**
@@ -162,10 +183,10 @@ function muslLoad(addon) {
   return "loads with musl's loader"
 }
 
-function build(plan, env) {
+function build(plan, env, factsTool) {
   const { target, cargoTriple } = plan
   const result = { triple: target.triple, addon: plan.addon }
-  const napiArgs = ['napi', 'build', '--platform', '--release', '--no-const-enum', '--js', 'binding.js', '--dts', 'binding.d.ts', '--target', cargoTriple]
+  const napiArgs = ['napi', 'build', '--platform', '--release', '--no-const-enum', '--js', 'binding.js', '--dts', 'binding.d.ts', '--target', plan.zigTarget ?? cargoTriple]
   if (plan.zig) napiArgs.push('--cross-compile')
   result.addonSeconds = timed(() => run('npx', napiArgs, env))
   if (cargoTriple !== target.triple) {
@@ -173,20 +194,10 @@ function build(plan, env) {
     renameSync(join(ROOT, `${binaryName}.${parseTriple(cargoTriple).platformArchABI}.node`), join(ROOT, plan.addon))
   }
   result.addonBytes = statSync(join(ROOT, plan.addon)).size
-  if (target.platform === 'linux') {
-    const { needed } = elfLinking(join(ROOT, plan.addon))
-    result.addonNeeded = needed
-    const unexpected = needed.filter((lib) => !ALLOWED_NEEDED[target.abi].test(lib))
-    if (unexpected.length > 0) throw new Error(`${plan.addon} needs ${unexpected.join(', ')}, which a ${target.abi} system may lack`)
-    if (target.abi === 'musl' && target.triple.startsWith(`${HOST_ARCH}-`)) result.addonLoads = muslLoad(join(ROOT, plan.addon))
-  }
-  if (target.platform === 'win32') {
-    const imports = execFileSync(`${plan.linker}-objdump`, ['-p', join(ROOT, plan.addon)], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
-    result.addonNeeded = [...new Set([...imports.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1]))]
-    // mingw's own runtime DLLs are on no user's machine: they must be linked in statically.
-    const mingw = result.addonNeeded.filter((dll) => /^lib.*\.dll$/i.test(dll))
-    if (mingw.length > 0) throw new Error(`${plan.addon} imports ${mingw.join(', ')}, which Windows does not have`)
-  }
+  // The libraries it may load (the C library's own parts; Windows' own DLLs, no mingw runtime),
+  // the newest glibc symbol versions, the macOS minimum and code signature.
+  result.addonFacts = checkFloor(factsTool, plan.floor, join(ROOT, plan.addon))
+  if (target.platform === 'linux' && target.abi === 'musl' && target.triple.startsWith(`${HOST_ARCH}-`)) result.addonLoads = muslLoad(join(ROOT, plan.addon))
   if (plan.supervisor !== null) {
     // The supervisor starts once per relay: static, it skips the dynamic loader (BENCHMARKS.md).
     const triple = supervisorTriple(cargoTriple)
@@ -199,7 +210,10 @@ function build(plan, env) {
       const { needed, interpreter } = elfLinking(file)
       if (needed.length > 0 || interpreter) throw new Error(`${file} is not static: needs ${needed.join(', ') || 'an interpreter'}`)
       result.supervisorLinking = 'static'
-    } else result.supervisorLinking = plan.supervisor
+    } else {
+      result.supervisorLinking = plan.supervisor
+      result.supervisorFacts = checkFloor(factsTool, plan.floor, file)
+    }
   }
   return result
 }
@@ -214,12 +228,13 @@ function check(plan, env) {
 const { check: checkOnly, triples } = parseArgs(process.argv.slice(2))
 const plans = triples.map((triple) => planFor(triple) ?? usage(`no recipe for ${triple} here (see scripts/build-targets.mjs)`))
 const PATH = toolsPath(plans)
+const factsTool = checkOnly ? null : binaryFactsTool()
 const results = []
 for (const plan of plans) {
   const env = { shown: plan.env, full: { ...process.env, ...plan.env, PATH } }
   console.log(`\n=== ${plan.target.triple}${plan.cargoTriple !== plan.target.triple ? ` (built as ${plan.cargoTriple})` : ''}: ${checkOnly ? 'clippy' : 'build'}, linked by ${plan.linker}`)
   try {
-    results.push(checkOnly ? check(plan, env) : build(plan, env))
+    results.push(checkOnly ? check(plan, env) : build(plan, env, factsTool))
   } catch (error) {
     // execFileSync's message starts "Command failed: <command line>"; the command's own output is above.
     const why = typeof error.status === 'number' ? `${error.message.split('\n')[0]}: exit ${error.status} (its output is above)` : error.message
@@ -235,9 +250,10 @@ for (const r of results) {
   if (r.failed) console.log(`  ${r.triple}: FAILED (${r.failed})`)
   else if (checkOnly) console.log(`  ${r.triple}: clippy clean, ${s(r.checkSeconds)}`)
   else {
-    const needed = `${r.addonNeeded ? `, needs ${r.addonNeeded.join(' ') || 'nothing'}` : ''}${r.addonLoads ? `, ${r.addonLoads}` : ''}`
     const supervisor = r.supervisorBytes === undefined ? 'no supervisor' : `supervisor ${mb(r.supervisorBytes)} ${r.supervisorLinking} in ${s(r.supervisorSeconds)}`
-    console.log(`  ${r.triple}: ${r.addon} ${mb(r.addonBytes)} in ${s(r.addonSeconds)}${needed}; ${supervisor}`)
+    console.log(`  ${r.triple}: ${r.addon} ${mb(r.addonBytes)} in ${s(r.addonSeconds)}${r.addonLoads ? `, ${r.addonLoads}` : ''}; ${supervisor}`)
+    console.log(`    addon: ${r.addonFacts}`)
+    if (r.supervisorFacts) console.log(`    supervisor: ${r.supervisorFacts}`)
   }
 }
 const failed = results.filter((r) => r.failed).map((r) => r.triple)

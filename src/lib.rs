@@ -176,9 +176,11 @@ impl From<NativeReviewOptions> for ReviewOptions {
 pub fn on_process_main_thread() -> bool {
     #[cfg(target_os = "linux")]
     {
+        // The system call, not glibc's gettid(): that wrapper is new in glibc 2.30, and the
+        // linux-gnu addon loads on glibc 2.17 (docs/DEVELOPMENT.md, "Every target").
         // SAFETY: gettid takes no arguments and cannot fail.
-        let thread = unsafe { libc::gettid() };
-        i64::from(thread) == i64::from(std::process::id())
+        let thread = unsafe { libc::syscall(libc::SYS_gettid) };
+        thread == libc::c_long::from(std::process::id())
     }
     // macOS thread ids are not pids: ask pthread whether this is the main thread.
     #[cfg(target_os = "macos")]

