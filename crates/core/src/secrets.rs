@@ -33,18 +33,21 @@ pub fn is_secret_name(name: &str) -> bool {
     SECRET_NAME_PARTS.iter().any(|part| upper.contains(part))
 }
 
+// Word boundaries are ASCII (`(?-u:\b)`): a Unicode one keeps the regex crate off its fast DFA,
+// and every error message a caller sees goes through these.
+
 /// The keys of the providers whose CLIs we run, and the common token shapes, as the providers
 /// print them: OpenAI and Anthropic `sk-…` (`sk-proj-…`, `sk-ant-api03-…`), Google `AIza…`,
 /// GitHub `ghp_…`/`github_pat_…`, Slack `xox?-…`, AWS access key ids, and a bearer token.
 static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}",
-        r"|\bAIza[0-9A-Za-z_\-]{30,}",
-        r"|\bgh[pousr]_[A-Za-z0-9]{20,}",
-        r"|\bgithub_pat_[A-Za-z0-9_]{20,}",
-        r"|\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-        r"|\bAKIA[0-9A-Z]{16}\b",
-        r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/\-]{8,}=*",
+        r"(?-u:\b)sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}",
+        r"|(?-u:\b)AIza[0-9A-Za-z_\-]{30,}",
+        r"|(?-u:\b)gh[pousr]_[A-Za-z0-9]{20,}",
+        r"|(?-u:\b)github_pat_[A-Za-z0-9_]{20,}",
+        r"|(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}",
+        r"|(?-u:\b)AKIA[0-9A-Z]{16}(?-u:\b)",
+        r"|(?i:(?-u:\b)bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*",
     ))
     .unwrap_or_else(|_| unreachable!("a constant pattern"))
 });
@@ -52,13 +55,13 @@ static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
 /// `NAME=value`, `NAME: value` and `"name": "value"`, the value up to white space or its closing
 /// quote; the name decides whether it is a secret.
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)("?\s*[=:]\s*)("[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s"',;]+)"#)
+    Regex::new(r#"(?-u:\b)([A-Za-z_][A-Za-z0-9_.\-]*)("?\s*[=:]\s*)("[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s"',;]+)"#)
         .unwrap_or_else(|_| unreachable!("a constant pattern"))
 });
 
 /// A URL's scheme, so that its user and password (`https://user:pw@host`) can be found.
 static URL_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\[?")
+    Regex::new(r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://\[?")
         .unwrap_or_else(|_| unreachable!("a constant pattern"))
 });
 
