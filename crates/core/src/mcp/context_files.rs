@@ -46,8 +46,8 @@ impl ContextFiles {
     pub fn check(&self, context_file: &str, repo_path: &str, cwd: &str) -> Result<(), RelayError> {
         let file = resolve(cwd, context_file);
         let repo = resolve(cwd, repo_path);
-        let real_file = std::fs::canonicalize(&file).unwrap_or_else(|_| PathBuf::from(&file));
-        let real_repo = std::fs::canonicalize(&repo).unwrap_or_else(|_| PathBuf::from(&repo));
+        let real_file = real_path(Path::new(&file));
+        let real_repo = real_path(Path::new(&repo));
         let refused = |why: &str| {
             Err(RelayError::ContextFileRefused {
                 path: file.clone(),
@@ -70,6 +70,18 @@ impl ContextFiles {
         }
         Ok(())
     }
+}
+
+/// `path` with its links resolved. A file that does not exist is its real folder and its name,
+/// so it is judged where it would be (on macOS `/tmp` is `/private/tmp`); past that, as written.
+fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| {
+        let in_real_folder = match (path.parent(), path.file_name()) {
+            (Some(folder), Some(name)) => std::fs::canonicalize(folder).map(|f| f.join(name)).ok(),
+            _ => None,
+        };
+        in_real_folder.unwrap_or_else(|| path.to_path_buf())
+    })
 }
 
 #[cfg(all(test, unix))]
@@ -122,8 +134,15 @@ mod tests {
             files.check(&format!("{}/notes.md", f.repo), &f.repo, "/"),
             Ok(())
         );
-        // Missing, but inside: the relay says it is missing.
+        // Missing, but inside: the relay says it is missing; also named through a link to the
+        // repository (as macOS's /tmp is a link to /private/tmp).
         assert_eq!(files.check("gone.md", &f.repo, &f.repo), Ok(()));
+        let linked = format!("{}-link", f.outside);
+        std::os::unix::fs::symlink(&f.repo, &linked).expect("link");
+        assert_eq!(
+            files.check(&format!("{linked}/gone.md"), &f.repo, "/"),
+            Ok(())
+        );
         let id_rsa = format!("{}/id_rsa", f.outside);
         let outside = refusal(files.check(&id_rsa, &f.repo, "/"));
         assert_eq!(
