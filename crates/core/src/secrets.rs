@@ -23,9 +23,10 @@ const SECRET_NAME_PARTS: &[&str] = &[
     "COOKIE",
 ];
 
-/// Name parts that mark `NAME=value` in free text as a secret: narrower than
-/// [`SECRET_NAME_PARTS`], since a CLI's words say `auth` and `cookie` about other things.
-const SECRET_TEXT_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+/// Name parts that mark `NAME=value` in free text as a secret: the first five of
+/// [`SECRET_NAME_PARTS`], since a CLI's words say `credential`, `auth` and `cookie` about other
+/// things.
+const SECRET_TEXT_NAME_PARTS: &[&str] = SECRET_NAME_PARTS.split_at(5).0;
 
 /// Whether an environment variable's name says it holds a secret.
 pub fn is_secret_name(name: &str) -> bool {
