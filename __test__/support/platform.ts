@@ -10,8 +10,20 @@ import { supervisorTriple } from '../../scripts/supervisor-triple.mjs'
 const ROOT = resolve(__dirname, '..', '..')
 export const SUPERVISOR_NAME = 'phone-a-friend-supervisor'
 
-/** napi's name for this platform (`linux-x64-gnu`, `linux-arm64-gnu`): the platform package's suffix. */
-export const PLATFORM = `${process.platform}-${process.arch}-gnu`
+/**
+ * napi's name for this platform (`linux-x64-gnu`, `linux-x64-musl`, `darwin-arm64`,
+ * `win32-x64-msvc`): the platform package's suffix, as binding.js picks it (a Linux without glibc
+ * is musl), so that the hosted CI's Alpine job (docs/DEVELOPMENT.md, "Hosted CI") names its addon.
+ */
+export const PLATFORM = napiPlatform()
+
+function napiPlatform(): string {
+  if (process.platform === 'linux') {
+    const { header } = process.report.getReport() as { header?: { glibcVersionRuntime?: string } }
+    return `linux-${process.arch}-${header?.glibcVersionRuntime === undefined ? 'musl' : 'gnu'}`
+  }
+  return process.platform === 'win32' ? `win32-${process.arch}-msvc` : `${process.platform}-${process.arch}`
+}
 
 /** The addon binding.js loads here. */
 export const ADDON = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? join(ROOT, `relay.${PLATFORM}.node`)
