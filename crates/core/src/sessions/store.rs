@@ -194,13 +194,15 @@ impl Store {
     ) -> Result<(T, Option<String>), StoreError> {
         self.make_folder()?;
         let _lock = self.lock(deadline).await?;
+        // First, under the lock (no writer is mid-write then): an update that fails later (a
+        // store it cannot read in time, a deadline) still clears what killed writers left.
+        self.remove_stale_temps();
         let Loaded {
             mut sessions,
             corrupt,
         } = self.read(deadline).await?;
         let warning = corrupt.map(|why| self.move_aside(&why)).transpose()?;
         let result = change(&mut sessions);
-        self.remove_stale_temps();
         self.write(&sessions)?;
         Ok((result, warning))
     }
@@ -591,6 +593,19 @@ mod tests {
             .update(&deadline(), |sessions| sessions.push(session("s")))
             .await
             .expect("update");
+        assert_eq!(names_in(dir.path()), ["sessions.json", "sessions.lock"]);
+    }
+
+    /// A killed writer's 28 MiB temp file used to stay when the updates after it failed before
+    /// writing (a store they could not read in time): any update that takes the lock clears it.
+    #[tokio::test]
+    async fn killed_writers_temp_files_are_removed_by_an_update_that_then_fails() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = store_in(dir.path());
+        std::fs::write(dir.path().join(".sessions-AbCdEf"), "half a store").expect("write");
+        std::fs::create_dir(dir.path().join("sessions.json")).expect("mkdir");
+        let update = store.update(&deadline(), |_| ()).await;
+        assert!(matches!(update, Err(StoreError::NotAFile(_))), "{update:?}");
         assert_eq!(names_in(dir.path()), ["sessions.json", "sessions.lock"]);
     }
 
