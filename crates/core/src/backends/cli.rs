@@ -18,7 +18,8 @@ use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::stream::ChunkSink;
 use crate::subprocess::{
-    find_executable, run_process_streaming, stdout_lines, ProcessError, ProcessOutput, ProcessSpec,
+    find_executable, passed_over, run_process_streaming, stdout_lines, ProcessError, ProcessOutput,
+    ProcessSpec,
 };
 
 /// The longest stdout line read whole: an event carrying a whole answer of `MAX_OUTPUT_BYTES`
@@ -85,19 +86,31 @@ pub struct CliLabel<'a> {
 }
 
 impl CliLabel<'_> {
-    fn not_found(&self) -> BackendFailure {
-        BackendFailure::reported(
-            BackendFailureKind::Unavailable,
-            format!(
-                "{} CLI not found in PATH. Install it: {}",
-                self.program, self.backend.install
-            ),
-        )
+    /// The original's message, then (Windows) what was on the PATH under the name but is not a
+    /// program Windows starts by name.
+    fn not_found(&self, env: &Env) -> BackendFailure {
+        let mut message = format!(
+            "{} CLI not found in PATH. Install it: {}",
+            self.program, self.backend.install
+        );
+        let others = passed_over(self.program, env);
+        if !others.is_empty() {
+            let others: Vec<String> = others
+                .iter()
+                .map(|file| file.display().to_string())
+                .collect();
+            message.push_str(&format!(
+                " (found {}, which Windows does not start as a program: only an .exe, a .com or \
+                 an npm .cmd shim)",
+                others.join(", ")
+            ));
+        }
+        BackendFailure::reported(BackendFailureKind::Unavailable, message)
     }
 
     /// The CLI in the PATH of the relay's environment.
     pub fn locate(&self, env: &Env) -> Result<PathBuf, BackendFailure> {
-        find_executable(self.program, env).ok_or_else(|| self.not_found())
+        find_executable(self.program, env).ok_or_else(|| self.not_found(env))
     }
 
     /// A process that did not finish on its own. `last_words`: what its events said last (an

@@ -3,13 +3,36 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The first executable file named `name` in the `PATH` of `env` (the child's environment, not
-/// the relay's own), like `which`: a relative entry (an empty one is `.`) is taken from the
-/// relay's working directory, as `which` and `execvp` take it. The result is absolute, so
-/// where the backend then runs (the repository) does not change which program that is. On
-/// Windows the name takes the endings of `PATHEXT` (`codex` finds `codex.cmd`, which the runner
-/// then starts as what the npm shim runs: `cmd_shim.rs`).
+/// The first program named `name` in the `PATH` of `env` (the child's environment, not the
+/// relay's own) that this OS starts by name, like `which`: a relative entry (an empty one is `.`)
+/// is taken from the relay's working directory, as `which` and `execvp` take it. The result is
+/// absolute, so where the backend then runs (the repository) does not change which program that
+/// is. On Windows the name takes the endings of `PATHEXT` (`codex` finds `codex.cmd`, which the
+/// runner then starts as what the npm shim runs: `cmd_shim.rs`), and only what `CreateProcess`
+/// or an npm shim can start counts ([`starts_by_name`]): an extensionless file or a `gemini.js`
+/// earlier on the `PATH` is passed over, as `cmd` passes over it for an `.exe`.
 pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    matches_on_path(name, env)?.find(|found| starts_by_name(found))
+}
+
+/// The files named `name` on the `PATH` that [`find_executable`] passed over, in `PATH` order (a
+/// few at most): what a "not found" says was there instead. Always empty off Windows.
+pub fn passed_over(name: &str, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
+    matches_on_path(name, env)
+        .map(|found| {
+            found
+                .filter(|found| !starts_by_name(found))
+                .take(3)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every absolute file named `name` (or, on Windows, `name` and a `PATHEXT` ending) on the `PATH`.
+fn matches_on_path(
+    name: &str,
+    env: &BTreeMap<String, String>,
+) -> Option<impl Iterator<Item = PathBuf>> {
     if name.is_empty() || name.contains('/') || (cfg!(windows) && name.contains('\\')) {
         return None;
     }
@@ -32,5 +55,36 @@ pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<Pat
         // Without a working directory a relative entry names nothing.
         Err(_) => config.system_cwd(false),
     };
-    config.all_results().ok()?.find(|found| found.is_absolute())
+    Some(
+        config
+            .all_results()
+            .ok()?
+            .filter(|found| found.is_absolute()),
+    )
+}
+
+/// Whether the OS starts `file` when asked for it by name. Off Windows, `which` found it
+/// executable. On Windows, by its ending as Windows opens the name (trailing dots and spaces
+/// dropped): a program (`.exe`, `.com`) or a batch file (`.cmd`, `.bat`; the runner starts an npm
+/// shim's program and refuses any other batch file). Windows never starts an extensionless file
+/// by name, and a `.js` or `.vbs` is a document for its associated program, not a process.
+fn starts_by_name(file: &Path) -> bool {
+    if !cfg!(windows) {
+        return true;
+    }
+    windows_ending(file).is_some_and(|ending| {
+        ["exe", "com", "cmd", "bat"]
+            .iter()
+            .any(|runnable| ending.eq_ignore_ascii_case(runnable))
+    })
+}
+
+/// `file`'s extension as Windows opens the name: Win32 drops a file name's trailing dots and
+/// spaces, so `gemini.CMD.` (from a `PATHEXT` entry `.CMD.`) is the batch file `gemini.CMD`.
+pub(super) fn windows_ending(file: &Path) -> Option<String> {
+    let name = file.file_name()?.to_str()?.trim_end_matches(['.', ' ']);
+    Path::new(name)
+        .extension()
+        .and_then(|ending| ending.to_str())
+        .map(str::to_owned)
 }

@@ -16,6 +16,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use windows::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
 
 use super::cmd_shim::{self, ShimTarget};
+use super::find::windows_ending;
 use super::{find_executable, ProcessError, Supervision};
 use crate::env::Env;
 
@@ -184,20 +185,9 @@ pub(super) fn is_a_directory_error() -> io::Error {
 /// A pipe's size is fixed when std creates it: a stdout of the default size still works.
 pub(super) fn set_pipe_capacity(_pipe: &ChildStdout, _bytes: usize) {}
 
-/// `program` named as Windows opens it: Win32 drops a file name's trailing dots and spaces, so
-/// `gemini.CMD.` (from a `PATHEXT` entry `.CMD.`) is the batch file `gemini.CMD`, which Rust's
-/// standard library would start through `cmd.exe` if it were judged by the name as written.
-fn as_windows_opens(program: &Path) -> PathBuf {
-    match program.file_name().and_then(|name| name.to_str()) {
-        Some(name) => program.with_file_name(name.trim_end_matches(['.', ' '])),
-        None => program.to_path_buf(),
-    }
-}
-
 /// The program to start for `program` and the arguments that go before the caller's.
 fn runnable(program: &Path, env: Option<&Env>) -> Result<(PathBuf, Vec<OsString>), ProcessError> {
-    let batch = as_windows_opens(program)
-        .extension()
+    let batch = windows_ending(program)
         .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"));
     if !batch {
         return Ok((program.to_path_buf(), Vec::new()));
@@ -233,11 +223,8 @@ fn runnable(program: &Path, env: Option<&Env>) -> Result<(PathBuf, Vec<OsString>
                         &relay_env
                     }
                 };
-                find_executable("node", env)
-                    .filter(|node| {
-                        node.extension()
-                            .is_some_and(|ext| ext.eq_ignore_ascii_case("exe"))
-                    })
+                // node.exe itself: a `node.cmd` earlier on the PATH is not the program.
+                find_executable("node.exe", env)
                     .ok_or_else(|| refused("that needs node.exe, found on no PATH"))?
             };
             let mut leading: Vec<OsString> = args.into_iter().map(OsString::from).collect();

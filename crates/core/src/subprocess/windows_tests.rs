@@ -99,6 +99,11 @@ impl Fixture {
     }
 }
 
+/// An npm shim (cmd-shim 8) for `node_modules\\tool\\cli.js`.
+const NPM_SHIM: &str = "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\r\n\
+         IF EXIST \"%dp0%\\node.exe\" (\r\n  SET \"_prog=%dp0%\\node.exe\"\r\n) ELSE (\r\n  SET \"_prog=node\"\r\n  SET PATHEXT=%PATHEXT:;.JS;=;%\r\n)\r\n\r\n\
+         endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \"%_prog%\"  \"%dp0%\\node_modules\\tool\\cli.js\" %*\r\n";
+
 async fn run(spec: ProcessSpec) -> Result<ProcessOutput, ProcessError> {
     run_process(spec, &CancellationToken::new()).await
 }
@@ -262,13 +267,7 @@ async fn an_npm_shim_runs_its_node_with_the_arguments_untouched() {
     let node = fx.path("node.exe");
     std::fs::copy(std::env::current_exe().expect("exe"), &node).expect("copy");
     let shim = fx.path("tool.cmd");
-    std::fs::write(
-        &shim,
-        "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\r\n\
-         IF EXIST \"%dp0%\\node.exe\" (\r\n  SET \"_prog=%dp0%\\node.exe\"\r\n) ELSE (\r\n  SET \"_prog=node\"\r\n  SET PATHEXT=%PATHEXT:;.JS;=;%\r\n)\r\n\r\n\
-         endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \"%_prog%\"  \"%dp0%\\node_modules\\tool\\cli.js\" %*\r\n",
-    )
-    .expect("shim");
+    std::fs::write(&shim, NPM_SHIM).expect("shim");
     let written = fx.path("args");
     let mut spec = fx.helper_spec("args", &written);
     spec.program = shim;
@@ -340,4 +339,93 @@ fn find_executable_finds_an_exe_through_pathext() {
     let found = find_executable("tool", &env).map(|path| path.file_name().map(|n| n.to_owned()));
     assert_eq!(found, Some(Some("tool.exe".into())));
     assert_eq!(find_executable("sub\\tool", &env), None);
+}
+
+/// Folders `first`, `second`, … of the fixture, made, joined as a `PATH`.
+fn path_of(fx: &Fixture, folders: &[&str]) -> String {
+    let dirs: Vec<PathBuf> = folders
+        .iter()
+        .map(|folder| {
+            let dir = fx.path(folder);
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            dir
+        })
+        .collect();
+    std::env::join_paths(dirs)
+        .expect("join")
+        .into_string()
+        .expect("utf-8")
+}
+
+/// The file name `find_executable` found, in lower case.
+fn found_name(name: &str, env: &BTreeMap<String, String>) -> Option<String> {
+    find_executable(name, env).map(|path| {
+        path.file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default()
+    })
+}
+
+/// Windows never starts an extensionless file by name: one beside the npm shim is passed over
+/// (the bare name used to be tried before `PATHEXT`'s endings), as `cmd` passes it over.
+#[test]
+fn an_extensionless_file_beside_a_shim_is_passed_over_for_the_shim() {
+    let fx = Fixture::new();
+    let env = BTreeMap::from([("PATH".to_string(), path_of(&fx, &["bin"]))]);
+    std::fs::copy(std::env::current_exe().expect("exe"), fx.path("bin\\tool")).expect("copy");
+    std::fs::write(fx.path("bin\\tool.cmd"), NPM_SHIM).expect("shim");
+    assert_eq!(found_name("tool", &env).as_deref(), Some("tool.cmd"));
+    assert_eq!(passed_over("tool", &env), vec![fx.path("bin\\tool")]);
+}
+
+/// A `tool.js` earlier on the `PATH` (wine's and many machines' `PATHEXT` has `.JS`) is a document
+/// for the script host, not a process: the `.exe` later on the `PATH` is the program, and with
+/// none, "not found" says what was there.
+#[test]
+fn a_script_earlier_on_the_path_is_passed_over_for_the_program_after_it() {
+    let pathext = std::env::var("PATHEXT").unwrap_or_default().to_uppercase();
+    assert!(
+        pathext.split(';').any(|ending| ending == ".JS"),
+        "this test needs .JS in PATHEXT, as wine's default has it: {pathext}"
+    );
+    let fx = Fixture::new();
+    let env = BTreeMap::from([("PATH".to_string(), path_of(&fx, &["first", "second"]))]);
+    std::fs::write(fx.path("first\\tool.js"), "WScript.Echo('no')").expect("js");
+    assert_eq!(found_name("tool", &env), None);
+    assert_eq!(passed_over("tool", &env), vec![fx.path("first\\tool.js")]);
+    std::fs::copy(
+        std::env::current_exe().expect("exe"),
+        fx.path("second\\tool.exe"),
+    )
+    .expect("copy");
+    assert_eq!(
+        find_executable("tool", &env),
+        Some(fx.path("second\\tool.exe"))
+    );
+}
+
+/// A shim without a `node.exe` of its own runs the first `node.exe` on the `PATH`, not the first
+/// `node` of any ending: a `node.cmd` before it used to make the shim "need node.exe, found on no
+/// PATH".
+#[tokio::test]
+async fn a_shim_runs_the_node_exe_on_the_path_past_a_node_cmd() {
+    let fx = Fixture::new();
+    let path = path_of(&fx, &["cmds", "node", "tool"]);
+    std::fs::write(fx.path("cmds\\node.cmd"), "@echo off\r\necho not node\r\n").expect("cmd");
+    std::fs::copy(
+        std::env::current_exe().expect("exe"),
+        fx.path("node\\node.exe"),
+    )
+    .expect("copy");
+    let shim = fx.path("tool\\tool.cmd");
+    std::fs::write(&shim, NPM_SHIM).expect("shim");
+    let written = fx.path("args");
+    let mut spec = fx.helper_spec("args", &written);
+    spec.program = shim;
+    spec.env.insert("PATH".into(), path);
+    let output = run(spec).await.expect("ran");
+    assert_eq!(output.code, Some(0), "{:?}", output.stderr.text);
+    let args = std::fs::read_to_string(&written).expect("args");
+    let script = fx.path("tool\\node_modules\\tool\\cli.js");
+    assert!(args.starts_with(&script.display().to_string()), "{args}");
 }
