@@ -183,7 +183,19 @@ pub fn open_regular(path: &std::path::Path) -> std::io::Result<Option<std::fs::F
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
-    let file = options.open(path)?;
+    let file = match options.open(path) {
+        Ok(file) => file,
+        // Windows refuses to open a folder for reading ("Access denied"): not a regular file
+        // either, and said so as on Unix rather than as a permission the user lacks.
+        #[cfg(windows)]
+        Err(e)
+            if e.kind() == std::io::ErrorKind::PermissionDenied
+                && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) =>
+        {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
     Ok(file.metadata()?.is_file().then_some(file))
 }
 
