@@ -63,60 +63,51 @@ pub struct CallStep {
 }
 
 impl CallStep {
-    fn of(kind: StepKind, text: String) -> CallStep {
+    /// A step of `kind` that carries nothing yet.
+    fn empty(kind: StepKind) -> CallStep {
         CallStep {
             kind,
-            text: Some(text),
+            text: None,
             invoke: None,
             dry_run: None,
             outcomes: None,
             failure: None,
+        }
+    }
+
+    fn of(kind: StepKind, text: String) -> CallStep {
+        CallStep {
+            text: Some(text),
+            ..CallStep::empty(kind)
         }
     }
 
     fn ended(ended: Ended) -> CallStep {
-        let mut step = CallStep {
-            kind: StepKind::Answer,
-            text: None,
-            invoke: None,
-            dry_run: None,
-            outcomes: None,
-            failure: None,
-        };
         match ended {
-            Ok(Ending::Answer(answer)) => step.text = Some(answer),
-            Ok(Ending::DryRun(dry_run)) => {
-                step.kind = StepKind::DryRun;
-                step.dry_run = Some(*dry_run);
-            }
-            Ok(Ending::Outcomes(outcomes)) => {
-                step.kind = StepKind::Outcomes;
-                step.outcomes = Some(outcomes);
-            }
-            Err(failure) => step = CallStep::failed(&failure),
+            Ok(Ending::Answer(answer)) => CallStep::of(StepKind::Answer, answer),
+            Ok(Ending::DryRun(dry_run)) => CallStep {
+                dry_run: Some(*dry_run),
+                ..CallStep::empty(StepKind::DryRun)
+            },
+            Ok(Ending::Outcomes(outcomes)) => CallStep {
+                outcomes: Some(outcomes),
+                ..CallStep::empty(StepKind::Outcomes)
+            },
+            Err(failure) => CallStep::failed(&failure),
         }
-        step
     }
 
     fn invoke(call: Box<BackendCall>) -> CallStep {
         CallStep {
-            kind: StepKind::Invoke,
-            text: None,
             invoke: Some(*call),
-            dry_run: None,
-            outcomes: None,
-            failure: None,
+            ..CallStep::empty(StepKind::Invoke)
         }
     }
 
     pub fn failed(failure: &RelayFailure) -> CallStep {
         CallStep {
-            kind: StepKind::Failure,
-            text: None,
-            invoke: None,
-            dry_run: None,
-            outcomes: None,
             failure: Some(NativeFailure::from(failure)),
+            ..CallStep::empty(StepKind::Failure)
         }
     }
 }
