@@ -15,14 +15,28 @@ use relay_core::stream::ChunkSink;
 /// may never run the trampoline.
 const TELL_LIMIT: Duration = Duration::from_millis(500);
 
+/// How a JS backend's call failed, as the trampoline reports it.
+#[napi(string_enum = "lowercase")]
+pub enum OutcomeFailure {
+    /// It threw a `BackendError`.
+    Backend,
+    /// It threw a `RelayError`.
+    Relay,
+    /// It threw anything else.
+    Thrown,
+    /// It resolved with something other than a string.
+    Invalid,
+    /// It did not settle within its time and grace.
+    Timeout,
+    /// The caller's signal fired.
+    Aborted,
+}
+
 /// What the trampoline resolves with: an `output`, or a `failure` kind.
 #[napi(object)]
 pub struct BackendOutcome {
     pub output: Option<String>,
-    /// `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
-    /// `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
-    /// settle within its time and grace) or `'aborted'` (the caller's signal).
-    pub failure: Option<String>,
+    pub failure: Option<OutcomeFailure>,
     pub message: Option<String>,
     /// Where the trampoline keeps the thrown value.
     pub handle: Option<u32>,

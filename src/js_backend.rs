@@ -30,7 +30,7 @@ use relay_core::errors::{BackendFailureKind, ThrownValue};
 use relay_core::sessions::{ReportedId, ResumeStrategy};
 use relay_core::stream::ChunkSink;
 
-use crate::invocation::{BackendOutcome, Control, Invocation};
+use crate::invocation::{BackendOutcome, Control, Invocation, OutcomeFailure};
 
 /// How long past its timeout a JS backend may take to settle before the relay gives up on it;
 /// long enough that a backend's own timeout error wins the race.
@@ -249,22 +249,28 @@ pub fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> Back
             message: message.clone(),
         })
     };
-    let failure = match outcome.failure.as_deref() {
-        Some("backend") => BackendFailure::Reported {
+    let failure = match outcome.failure {
+        Some(OutcomeFailure::Backend) => BackendFailure::Reported {
             kind: BackendFailureKind::Failed,
             message: message.clone(),
             cause: thrown(false),
             output: None,
         },
-        Some(kind @ ("relay" | "thrown")) => match thrown(kind == "relay") {
-            Some(value) => BackendFailure::Thrown(value),
-            // The call's table is gone (it already settled): nothing left to hand back.
-            None => BackendFailure::reported(BackendFailureKind::Failed, message),
-        },
-        Some("invalid") => BackendFailure::reported(BackendFailureKind::Failed, message),
-        Some("timeout") => BackendFailure::reported(BackendFailureKind::Timeout, message),
-        Some("aborted") => BackendFailure::Cancelled,
-        _ => BackendFailure::reported(
+        Some(kind @ (OutcomeFailure::Relay | OutcomeFailure::Thrown)) => {
+            match thrown(matches!(kind, OutcomeFailure::Relay)) {
+                Some(value) => BackendFailure::Thrown(value),
+                // The call's table is gone (it already settled): nothing left to hand back.
+                None => BackendFailure::reported(BackendFailureKind::Failed, message),
+            }
+        }
+        Some(OutcomeFailure::Invalid) => {
+            BackendFailure::reported(BackendFailureKind::Failed, message)
+        }
+        Some(OutcomeFailure::Timeout) => {
+            BackendFailure::reported(BackendFailureKind::Timeout, message)
+        }
+        Some(OutcomeFailure::Aborted) => BackendFailure::Cancelled,
+        None => BackendFailure::reported(
             BackendFailureKind::Failed,
             format!("Backend {name} {method}() settled without an answer"),
         ),
