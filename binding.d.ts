@@ -116,12 +116,7 @@ export interface BackendCall {
 /** What the trampoline resolves with: an `output`, or a `failure` kind. */
 export interface BackendOutcome {
   output?: string
-  /**
-   * `'backend'` (a BackendError), `'relay'` (a RelayError), `'thrown'` (anything else),
-   * `'invalid'` (run resolved with something other than a string), `'timeout'` (it did not
-   * settle within its time and grace) or `'aborted'` (the caller's signal).
-   */
-  failure?: string
+  failure?: OutcomeFailure
   message?: string
   /** Where the trampoline keeps the thrown value. */
   handle?: number
@@ -301,8 +296,7 @@ export interface NativeDryRunRequest {
 
 export interface NativeFailure {
   failure: FailureKind
-  /** A `RelayErrorCode`. */
-  code?: string
+  code?: RelayErrorCode
   message?: string
   /** The backend that reported the error. */
   backend?: string
@@ -426,6 +420,9 @@ export declare function ollamaBaseUrl(ollamaHost?: string | undefined | null): s
  */
 export declare function onProcessMainThread(): boolean
 
+/** How a JS backend's call failed, as the trampoline reports it. */
+export type OutcomeFailure = 'backend' | 'relay' | 'thrown' | 'invalid' | 'timeout' | 'aborted'
+
 /**
  * A verdict envelope checked as the `parseVerdict` of upstream, the phone-a-friend v4.1.1 CLI,
  * does (docs/CONTRACT.md §13), written back as compact JSON (the wrapper parses it); `ERR_SCHEMA`
@@ -434,6 +431,9 @@ export declare function onProcessMainThread(): boolean
 export declare function parseVerdict(text: string): string | NativeFailure
 
 export declare function pruneSessions(scope: RelayScope, olderThanDays: number, caller: NativeCaller): Promise<string[] | NativeFailure>
+
+/** A relay error's stable code (docs/CONTRACT.md §7). */
+export type RelayErrorCode = 'ERR_PROMPT_REQUIRED' | 'ERR_INVALID_TIMEOUT' | 'ERR_INVALID_REPO' | 'ERR_UNSUPPORTED_BACKEND' | 'ERR_INVALID_SANDBOX' | 'ERR_CONTEXT_CONFLICT' | 'ERR_CONTEXT_FILE' | 'ERR_TOO_LARGE' | 'ERR_DEPTH_LIMIT' | 'ERR_GIT_DIFF' | 'ERR_BACKEND_UNAVAILABLE' | 'ERR_BACKEND_TIMEOUT' | 'ERR_TIMEOUT' | 'ERR_SCHEMA' | 'ERR_SESSION' | 'ERR_BACKEND_FAILED' | 'ERR_BACKEND_NO_OUTPUT' | 'ERR_INTERNAL'
 
 /** How a JS backend continues a conversation (docs/CONTRACT.md §12). */
 export type ResumeStrategyName = 'native-session' | 'transcript-replay' | 'unsupported'

@@ -6,7 +6,27 @@
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
-use relay_core::errors::{RelayError, RelayFailure};
+use relay_core::errors::{ErrorCode, RelayError, RelayFailure};
+
+/// Defines the napi `RelayErrorCode` (binding.d.ts's union of the codes) from the core's one list.
+macro_rules! define_relay_error_code {
+    ($(#[doc = $doc:literal] $variant:ident = $code:literal,)*) => {
+        /// A relay error's stable code (docs/CONTRACT.md §7).
+        #[napi(string_enum)]
+        pub enum RelayErrorCode {
+            $(#[doc = $doc] #[napi(value = $code)] $variant,)*
+        }
+
+        impl From<ErrorCode> for RelayErrorCode {
+            fn from(code: ErrorCode) -> Self {
+                match code {
+                    $(ErrorCode::$variant => RelayErrorCode::$variant,)*
+                }
+            }
+        }
+    };
+}
+relay_core::with_error_codes!(define_relay_error_code);
 
 /// What kind of failure a `NativeFailure` is.
 #[napi(string_enum = "lowercase")]
@@ -22,8 +42,7 @@ pub enum FailureKind {
 #[napi(object)]
 pub struct NativeFailure {
     pub failure: FailureKind,
-    /// A `RelayErrorCode`.
-    pub code: Option<String>,
+    pub code: Option<RelayErrorCode>,
     pub message: Option<String>,
     /// The backend that reported the error.
     pub backend: Option<String>,
@@ -66,7 +85,7 @@ impl From<&RelayError> for NativeFailure {
         };
         NativeFailure {
             failure: FailureKind::Relay,
-            code: Some(err.code().to_string()),
+            code: Some(err.code().into()),
             message: Some(err.shown_message()),
             backend: err.backend().map(String::from),
             backend_output: err.shown_backend_output(),

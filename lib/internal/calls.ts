@@ -3,7 +3,7 @@
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
 import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeRelayOptions, NativeReviewOptions } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
-import { AbortError, BackendError, RelayError, type RelayErrorCode } from './errors.js'
+import { AbortError, BackendError, RelayError } from './errors.js'
 import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
 import type { CallRecord } from './call-records.js'
@@ -234,7 +234,7 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       return record?.thrown.get(failure.handle ?? 0)
     case 'relay': {
       const message = failure.message ?? ''
-      const code = failure.code as RelayErrorCode
+      const code = failure.code ?? 'ERR_INTERNAL'
       if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
       const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }

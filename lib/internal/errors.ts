@@ -1,24 +1,10 @@
-/** Every code a `RelayError` can carry (docs/CONTRACT.md §7). */
-export type RelayErrorCode =
-  | 'ERR_PROMPT_REQUIRED'
-  | 'ERR_INVALID_TIMEOUT'
-  | 'ERR_INVALID_REPO'
-  | 'ERR_UNSUPPORTED_BACKEND'
-  | 'ERR_INVALID_SANDBOX'
-  | 'ERR_CONTEXT_CONFLICT'
-  | 'ERR_CONTEXT_FILE'
-  | 'ERR_TOO_LARGE'
-  | 'ERR_DEPTH_LIMIT'
-  | 'ERR_GIT_DIFF'
-  | 'ERR_BACKEND_UNAVAILABLE'
-  | 'ERR_BACKEND_TIMEOUT'
-  | 'ERR_TIMEOUT'
-  | 'ERR_SCHEMA'
-  | 'ERR_SESSION'
-  | 'ERR_BACKEND_FAILED'
-  | 'ERR_BACKEND_NO_OUTPUT'
-  | 'ERR_INTERNAL'
-  | 'ERR_NATIVE_BINDING_MISSING'
+import type { RelayErrorCode as NativeRelayErrorCode } from '../../binding.js'
+
+/**
+ * Every code a `RelayError` can carry (docs/CONTRACT.md §7): the core's one list, which napi
+ * renders in binding.d.ts, and the wrapper's own code for an addon that is not installed.
+ */
+export type RelayErrorCode = NativeRelayErrorCode | 'ERR_NATIVE_BINDING_MISSING'
 
 export interface RelayErrorOptions {
   /** The backend that failed, for errors a backend reported. */

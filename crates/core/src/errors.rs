@@ -7,6 +7,91 @@ use thiserror::Error;
 use crate::limits::MAX_MESSAGE_BYTES;
 use crate::secrets::{bounded, mask_secrets};
 
+/// Calls `$then!` with every code a relay error can carry (docs/CONTRACT.md §7), each a variant
+/// name, its doc and its text: the one list. The core's [`ErrorCode`] is made from it, and so is
+/// the addon's napi enum, which binding.d.ts renders as the `RelayErrorCode` union the JS API
+/// exports. (`ERR_NATIVE_BINDING_MISSING`, raised when the addon itself is missing, is the JS
+/// wrapper's own.)
+#[macro_export]
+macro_rules! with_error_codes {
+    ($then:ident) => {
+        $then! {
+            #[doc = "The prompt is missing or blank."]
+            PromptRequired = "ERR_PROMPT_REQUIRED",
+            #[doc = "`timeoutSeconds` is not a number greater than zero."]
+            InvalidTimeout = "ERR_INVALID_TIMEOUT",
+            #[doc = "`repoPath` is not a folder."]
+            InvalidRepo = "ERR_INVALID_REPO",
+            #[doc = "No backend of that name is built in or registered."]
+            UnsupportedBackend = "ERR_UNSUPPORTED_BACKEND",
+            #[doc = "The sandbox mode is unknown, or not one the backend allows."]
+            InvalidSandbox = "ERR_INVALID_SANDBOX",
+            #[doc = "Both `contextFile` and `contextText` were given."]
+            ContextConflict = "ERR_CONTEXT_CONFLICT",
+            #[doc = "The context file is missing, not a file, unreadable or refused."]
+            ContextFile = "ERR_CONTEXT_FILE",
+            #[doc = "An input or the answer is over its limit."]
+            TooLarge = "ERR_TOO_LARGE",
+            #[doc = "A relayed agent tried to relay again."]
+            DepthLimit = "ERR_DEPTH_LIMIT",
+            #[doc = "`git diff` failed."]
+            GitDiff = "ERR_GIT_DIFF",
+            #[doc = "The backend was not found or cannot run."]
+            BackendUnavailable = "ERR_BACKEND_UNAVAILABLE",
+            #[doc = "The backend did not answer in time."]
+            BackendTimeout = "ERR_BACKEND_TIMEOUT",
+            #[doc = "The call's time ran out before the backend was asked."]
+            Timeout = "ERR_TIMEOUT",
+            #[doc = "The answer does not match the schema or the verdict, or the schema is invalid."]
+            Schema = "ERR_SCHEMA",
+            #[doc = "The session could not be looked up, continued or saved."]
+            Session = "ERR_SESSION",
+            #[doc = "The backend failed."]
+            BackendFailed = "ERR_BACKEND_FAILED",
+            #[doc = "The backend answered nothing."]
+            BackendNoOutput = "ERR_BACKEND_NO_OUTPUT",
+            #[doc = "A fault of the relay itself."]
+            Internal = "ERR_INTERNAL",
+        }
+    };
+}
+
+/// Defines [`ErrorCode`] from [`with_error_codes`]'s list.
+macro_rules! define_error_code {
+    ($(#[doc = $doc:literal] $variant:ident = $code:literal,)*) => {
+        /// A relay error's stable code: what JavaScript sees as `err.code`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the list's order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The code's text (`ERR_…`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+with_error_codes!(define_error_code);
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A value a JavaScript backend threw, held by the bindings; the core only carries its handle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThrownValue {
@@ -53,13 +138,13 @@ pub enum BackendFailureKind {
 }
 
 impl BackendFailureKind {
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> ErrorCode {
         match self {
-            BackendFailureKind::Unavailable => "ERR_BACKEND_UNAVAILABLE",
-            BackendFailureKind::Timeout => "ERR_BACKEND_TIMEOUT",
-            BackendFailureKind::Failed => "ERR_BACKEND_FAILED",
-            BackendFailureKind::NoOutput => "ERR_BACKEND_NO_OUTPUT",
-            BackendFailureKind::OutputTooLarge => "ERR_TOO_LARGE",
+            BackendFailureKind::Unavailable => ErrorCode::BackendUnavailable,
+            BackendFailureKind::Timeout => ErrorCode::BackendTimeout,
+            BackendFailureKind::Failed => ErrorCode::BackendFailed,
+            BackendFailureKind::NoOutput => ErrorCode::BackendNoOutput,
+            BackendFailureKind::OutputTooLarge => ErrorCode::TooLarge,
         }
     }
 }
@@ -131,26 +216,26 @@ pub enum RelayError {
 
 impl RelayError {
     /// The stable code JavaScript sees as `err.code`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            RelayError::PromptRequired => "ERR_PROMPT_REQUIRED",
-            RelayError::InvalidTimeout => "ERR_INVALID_TIMEOUT",
-            RelayError::InvalidRepo(_) => "ERR_INVALID_REPO",
-            RelayError::UnsupportedBackend { .. } => "ERR_UNSUPPORTED_BACKEND",
-            RelayError::InvalidSandbox { .. } => "ERR_INVALID_SANDBOX",
-            RelayError::ContextConflict => "ERR_CONTEXT_CONFLICT",
+            RelayError::PromptRequired => ErrorCode::PromptRequired,
+            RelayError::InvalidTimeout => ErrorCode::InvalidTimeout,
+            RelayError::InvalidRepo(_) => ErrorCode::InvalidRepo,
+            RelayError::UnsupportedBackend { .. } => ErrorCode::UnsupportedBackend,
+            RelayError::InvalidSandbox { .. } => ErrorCode::InvalidSandbox,
+            RelayError::ContextConflict => ErrorCode::ContextConflict,
             RelayError::ContextFileMissing(_)
             | RelayError::ContextNotAFile(_)
             | RelayError::ContextFileUnreadable(_)
-            | RelayError::ContextFileRefused { .. } => "ERR_CONTEXT_FILE",
-            RelayError::TooLarge { .. } => "ERR_TOO_LARGE",
-            RelayError::DepthLimit => "ERR_DEPTH_LIMIT",
-            RelayError::GitDiff { .. } => "ERR_GIT_DIFF",
-            RelayError::Timeout { .. } => "ERR_TIMEOUT",
-            RelayError::Schema(_) => "ERR_SCHEMA",
-            RelayError::Session(_) => "ERR_SESSION",
+            | RelayError::ContextFileRefused { .. } => ErrorCode::ContextFile,
+            RelayError::TooLarge { .. } => ErrorCode::TooLarge,
+            RelayError::DepthLimit => ErrorCode::DepthLimit,
+            RelayError::GitDiff { .. } => ErrorCode::GitDiff,
+            RelayError::Timeout { .. } => ErrorCode::Timeout,
+            RelayError::Schema(_) => ErrorCode::Schema,
+            RelayError::Session(_) => ErrorCode::Session,
             RelayError::Backend { kind, .. } => kind.code(),
-            RelayError::Internal(_) => "ERR_INTERNAL",
+            RelayError::Internal(_) => ErrorCode::Internal,
         }
     }
 

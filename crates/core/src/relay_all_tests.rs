@@ -124,7 +124,10 @@ async fn backends_run_at_once_and_settle_on_their_own() {
     assert_eq!(settled[2], ("b", Ok("b says hi")));
     match &outcomes[1].outcome {
         Err(RelayFailure::Relay(e)) => {
-            assert_eq!((e.code(), e.backend()), ("ERR_BACKEND_FAILED", Some("c")))
+            assert_eq!(
+                (e.code().as_str(), e.backend()),
+                ("ERR_BACKEND_FAILED", Some("c"))
+            )
         }
         other => panic!("expected c to fail, got {other:?}"),
     }

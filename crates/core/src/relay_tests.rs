@@ -133,7 +133,7 @@ async fn code(registry: &Registry, options: RelayOptions, env: &Env) -> &'static
     .await
     {
         Ok(_) => "ok",
-        Err(RelayFailure::Relay(e)) => e.code(),
+        Err(RelayFailure::Relay(e)) => e.code().as_str(),
         Err(other) => panic!("expected a RelayError, got {other:?}"),
     }
 }
@@ -252,7 +252,7 @@ async fn backend_failures_carry_the_backend_name() {
         panic!("expected a RelayError, got {result:?}");
     };
     assert_eq!(
-        (err.code(), err.backend(), err.to_string().as_str()),
+        (err.code().as_str(), err.backend(), err.to_string().as_str()),
         ("ERR_BACKEND_FAILED", Some("fake"), "boom")
     );
 }

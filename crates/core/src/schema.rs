@@ -252,7 +252,7 @@ mod tests {
         .map(|_| ())
         .err();
         assert_eq!(
-            error.map(|e| (e.code(), e.to_string())),
+            error.map(|e| (e.code().as_str(), e.to_string())),
             Some((
                 "ERR_TOO_LARGE",
                 "JSON Schema is too large (12000018 bytes; max 500000 bytes)".to_string()
