@@ -1,26 +1,39 @@
-// `npm run test:node` (scripts/test-node-versions.mjs): the suites whose subject is this package on
-// Node, run under each other Node version CI tests (scripts/platforms/node-versions.json), after
-// `npm test` ran every suite under the default one (docs/DEVELOPMENT.md, "Node versions"). Left
-// out: the suites whose subject is not Node's behaviour but a tool's, which the default run covers:
-// the real backend CLIs (e2e-*, doctor), tsc (typings), the npm registry (release), wine
-// (platforms/), the long soak and the static checks of the repository's files.
-import { configDefaults, defineConfig } from 'vitest/config'
+// `npm run test:node` (scripts/test-node-versions.mjs): the suites about this package on Node, run
+// under each other Node version CI tests (scripts/platforms/node-versions.json), after `npm test`
+// ran every suite under the default one (docs/DEVELOPMENT.md, "Node versions"). These are the
+// suites whose subject Node's own behaviour decides: loading the package (CommonJS, ESM, types),
+// the JS API and its values, the event loop, workers, AbortSignal, streams, child processes and
+// signals (the host's death, a JS backend's lifetime), the CLI's stdio and exit codes, the MCP
+// SDK client and the AI SDK. The rest (the Rust core's checks, the real backend CLIs, tsc, the npm
+// registry, wine, the soak) tests the same Rust code whatever Node runs it.
+import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['__test__/**/*.spec.ts'],
-    exclude: [
-      ...configDefaults.exclude,
-      '__test__/e2e-*.spec.ts',
-      '__test__/doctor.spec.ts',
-      '__test__/typings.spec.ts',
-      '__test__/release.spec.ts',
-      '__test__/soak.spec.ts',
-      '__test__/platforms/**',
-      '__test__/docs-links.spec.ts',
-      '__test__/module-cycles.spec.ts',
-      '__test__/workflows.spec.ts',
-    ],
+    include: [
+      'package',
+      'compat',
+      'drop-in',
+      'arguments',
+      'env-codec',
+      'version',
+      'relay',
+      'relay-all',
+      'review',
+      'hostile',
+      'abort',
+      'stream',
+      'worker',
+      'js-thread-relay',
+      'thread-limit',
+      'js-backend-lifetime',
+      'host-death',
+      'cli',
+      'cli-stream',
+      'mcp',
+      'mcp-tasks',
+      'ai-sdk',
+    ].map((name) => `__test__/${name}.spec.ts`),
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
