@@ -66,9 +66,6 @@ macro_rules! define_error_code {
         }
 
         impl ErrorCode {
-            /// Every code, in the list's order.
-            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
-
             /// The code's text (`ERR_…`).
             pub fn as_str(self) -> &'static str {
                 match self {

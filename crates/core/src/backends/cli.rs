@@ -18,8 +18,7 @@ use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::stream::ChunkSink;
 use crate::subprocess::{
-    find_executable, passed_over, run_process_streaming, stdout_lines, ProcessError, ProcessOutput,
-    ProcessSpec,
+    find_program, run_process_streaming, stdout_lines, ProcessError, ProcessOutput, ProcessSpec,
 };
 
 /// The longest stdout line read whole: an event carrying a whole answer of `MAX_OUTPUT_BYTES`
@@ -88,12 +87,11 @@ pub struct CliLabel<'a> {
 impl CliLabel<'_> {
     /// The original's message, then (Windows) what was on the PATH under the name but is not a
     /// program Windows starts by name.
-    fn not_found(&self, env: &Env) -> BackendFailure {
+    fn not_found(&self, others: &[PathBuf]) -> BackendFailure {
         let mut message = format!(
             "{} CLI not found in PATH. Install it: {}",
             self.program, self.backend.install
         );
-        let others = passed_over(self.program, env);
         if !others.is_empty() {
             let others: Vec<String> = others
                 .iter()
@@ -110,7 +108,7 @@ impl CliLabel<'_> {
 
     /// The CLI in the PATH of the relay's environment.
     pub fn locate(&self, env: &Env) -> Result<PathBuf, BackendFailure> {
-        find_executable(self.program, env).ok_or_else(|| self.not_found(env))
+        find_program(self.program, env).map_err(|others| self.not_found(&others))
     }
 
     /// A process that did not finish on its own. `last_words`: what its events said last (an

@@ -12,20 +12,23 @@ use std::path::{Path, PathBuf};
 /// or an npm shim can start counts ([`starts_by_name`]): an extensionless file or a `gemini.js`
 /// earlier on the `PATH` is passed over, as `cmd` passes over it for an `.exe`.
 pub fn find_executable(name: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
-    matches_on_path(name, env)?.find(|found| starts_by_name(found))
+    find_program(name, env).ok()
 }
 
-/// The files named `name` on the `PATH` that [`find_executable`] passed over, in `PATH` order (a
-/// few at most): what a "not found" says was there instead. Always empty off Windows.
-pub fn passed_over(name: &str, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
-    matches_on_path(name, env)
-        .map(|found| {
-            found
-                .filter(|found| !starts_by_name(found))
-                .take(3)
-                .collect()
-        })
-        .unwrap_or_default()
+/// [`find_executable`], walking the `PATH` once: the program, or else the files named `name`
+/// that were passed over, in `PATH` order (a few at most): what a "not found" says was there
+/// instead. Off Windows nothing is passed over.
+pub fn find_program(name: &str, env: &BTreeMap<String, String>) -> Result<PathBuf, Vec<PathBuf>> {
+    let mut passed_over = Vec::new();
+    for found in matches_on_path(name, env).into_iter().flatten() {
+        if starts_by_name(&found) {
+            return Ok(found);
+        }
+        if passed_over.len() < 3 {
+            passed_over.push(found);
+        }
+    }
+    Err(passed_over)
 }
 
 /// Every absolute file named `name` (or, on Windows, `name` and a `PATHEXT` ending) on the `PATH`.

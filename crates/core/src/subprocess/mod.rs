@@ -47,7 +47,7 @@ mod windows_tests;
 #[cfg(windows)]
 use windows as os;
 
-pub use find::{find_executable, passed_over};
+pub use find::{find_executable, find_program};
 
 /// How long the pipes are still read once the child has exited, having had its tree stopped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);

@@ -373,9 +373,10 @@ fn an_extensionless_file_beside_a_shim_is_passed_over_for_the_shim() {
     let fx = Fixture::new();
     let env = BTreeMap::from([("PATH".to_string(), path_of(&fx, &["bin"]))]);
     std::fs::copy(std::env::current_exe().expect("exe"), fx.path("bin\\tool")).expect("copy");
+    // Alone, it is not a program, and "not found" names it.
+    assert_eq!(find_program("tool", &env), Err(vec![fx.path("bin\\tool")]));
     std::fs::write(fx.path("bin\\tool.cmd"), NPM_SHIM).expect("shim");
     assert_eq!(found_name("tool", &env).as_deref(), Some("tool.cmd"));
-    assert_eq!(passed_over("tool", &env), vec![fx.path("bin\\tool")]);
 }
 
 /// A `tool.js` earlier on the `PATH` (wine's and many machines' `PATHEXT` has `.JS`) is a document
@@ -392,7 +393,10 @@ fn a_script_earlier_on_the_path_is_passed_over_for_the_program_after_it() {
     let env = BTreeMap::from([("PATH".to_string(), path_of(&fx, &["first", "second"]))]);
     std::fs::write(fx.path("first\\tool.js"), "WScript.Echo('no')").expect("js");
     assert_eq!(found_name("tool", &env), None);
-    assert_eq!(passed_over("tool", &env), vec![fx.path("first\\tool.js")]);
+    assert_eq!(
+        find_program("tool", &env),
+        Err(vec![fx.path("first\\tool.js")])
+    );
     std::fs::copy(
         std::env::current_exe().expect("exe"),
         fx.path("second\\tool.exe"),
