@@ -305,7 +305,6 @@ impl Floor {
 
     /// Every way `facts` asks for more than this floor allows; empty when it is fine.
     pub fn violations(self, facts: &Facts) -> Vec<String> {
-        let mut wrong = Vec::new();
         let format = facts.format.split(' ').next().unwrap_or_default();
         let expected = match self {
             Floor::LinuxGnu | Floor::LinuxMusl => "ELF",
@@ -316,87 +315,96 @@ impl Floor {
             return vec![format!("is {}, not {expected}", facts.format)];
         }
         match self {
-            Floor::LinuxGnu => {
-                for lib in &facts.needed {
-                    if !GNU_LIBRARIES.contains(&lib.as_str()) {
-                        wrong.push(format!("needs {lib}, which a glibc system may lack"));
-                    }
-                }
-                for (family, version) in &facts.versions {
-                    let ceiling = GNU_CEILINGS
-                        .iter()
-                        .find(|(name, _)| name == family)
-                        .and_then(|(_, ceiling)| Version::parse(ceiling));
-                    match ceiling {
-                        Some(ceiling) if *version > ceiling => wrong.push(format!(
-                            "needs {family}_{version}, newer than the floor {family}_{ceiling}"
-                        )),
-                        Some(_) => {}
-                        None => wrong.push(format!(
-                            "needs {family}_{version}, a family with no floor here"
-                        )),
-                    }
-                }
-                for name in &facts.odd_versions {
-                    wrong.push(format!("needs the symbol version {name}"));
-                }
-                // N-API's functions come from node itself, unversioned; anything else with no
-                // version was found in no library at link time: a glibc without it (gettid()
-                // before 2.30) fails when it is called.
-                for name in &facts.unversioned {
-                    if !(name.starts_with("napi_") || name.starts_with("node_api_")) {
-                        wrong.push(format!("calls {name}, which no library it links provides"));
-                    }
-                }
-            }
-            Floor::LinuxMusl => {
-                for lib in &facts.needed {
-                    if lib != "libc.so" {
-                        wrong.push(format!("needs {lib}; a musl system has only libc.so"));
-                    }
-                }
-                if !facts.versions.is_empty() || !facts.odd_versions.is_empty() {
-                    wrong.push(
-                        "needs versioned symbols: musl has none (linked against glibc?)".into(),
-                    );
-                }
-            }
-            Floor::DarwinArm64 | Floor::DarwinX64 => {
-                let minimum = self.macos_minimum();
-                match (&facts.minos, &minimum) {
-                    (None, _) => {
-                        wrong.push("has no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX".into())
-                    }
-                    (Some(minos), Some(minimum)) if minos > minimum => wrong.push(format!(
-                        "needs macOS {minos}, newer than the floor {minimum}"
-                    )),
-                    _ => {}
-                }
-                // arm64 macOS kills unsigned code; x64 macOS runs it (zig signs arm64 output
-                // only, and there is no signing tool here: docs/DEVELOPMENT.md).
-                if !facts.code_signature && self == Floor::DarwinArm64 {
-                    wrong.push("has no LC_CODE_SIGNATURE (arm64 macOS kills unsigned code)".into());
-                }
-                for lib in &facts.needed {
-                    if !(lib.starts_with("/usr/lib/") || lib.starts_with("/System/")) {
-                        wrong.push(format!("loads {lib}, which is not part of macOS"));
-                    }
-                }
-            }
-            Floor::Windows => {
-                for dll in &facts.needed {
-                    let lower = dll.to_ascii_lowercase();
-                    if !(WINDOWS_DLLS.contains(&lower.as_str()) || lower.starts_with("api-ms-win-"))
-                    {
-                        wrong.push(format!(
-                            "imports {dll}, which is not one of Windows' own DLLs"
-                        ));
-                    }
-                }
+            Floor::LinuxGnu => gnu_violations(facts),
+            Floor::LinuxMusl => musl_violations(facts),
+            Floor::DarwinArm64 | Floor::DarwinX64 => self.darwin_violations(facts),
+            Floor::Windows => windows_violations(facts),
+        }
+    }
+
+    fn darwin_violations(self, facts: &Facts) -> Vec<String> {
+        let mut wrong = Vec::new();
+        let minimum = self.macos_minimum();
+        match (&facts.minos, &minimum) {
+            (None, _) => wrong.push("has no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX".into()),
+            (Some(minos), Some(minimum)) if minos > minimum => wrong.push(format!(
+                "needs macOS {minos}, newer than the floor {minimum}"
+            )),
+            _ => {}
+        }
+        // arm64 macOS kills unsigned code; x64 macOS runs it (zig signs arm64 output
+        // only, and there is no signing tool here: docs/DEVELOPMENT.md).
+        if !facts.code_signature && self == Floor::DarwinArm64 {
+            wrong.push("has no LC_CODE_SIGNATURE (arm64 macOS kills unsigned code)".into());
+        }
+        for lib in &facts.needed {
+            if !(lib.starts_with("/usr/lib/") || lib.starts_with("/System/")) {
+                wrong.push(format!("loads {lib}, which is not part of macOS"));
             }
         }
         wrong
     }
+}
+
+fn gnu_violations(facts: &Facts) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for lib in &facts.needed {
+        if !GNU_LIBRARIES.contains(&lib.as_str()) {
+            wrong.push(format!("needs {lib}, which a glibc system may lack"));
+        }
+    }
+    for (family, version) in &facts.versions {
+        let ceiling = GNU_CEILINGS
+            .iter()
+            .find(|(name, _)| name == family)
+            .and_then(|(_, ceiling)| Version::parse(ceiling));
+        match ceiling {
+            Some(ceiling) if *version > ceiling => wrong.push(format!(
+                "needs {family}_{version}, newer than the floor {family}_{ceiling}"
+            )),
+            Some(_) => {}
+            None => wrong.push(format!(
+                "needs {family}_{version}, a family with no floor here"
+            )),
+        }
+    }
+    for name in &facts.odd_versions {
+        wrong.push(format!("needs the symbol version {name}"));
+    }
+    // N-API's functions come from node itself, unversioned; anything else with no
+    // version was found in no library at link time: a glibc without it (gettid()
+    // before 2.30) fails when it is called.
+    for name in &facts.unversioned {
+        if !(name.starts_with("napi_") || name.starts_with("node_api_")) {
+            wrong.push(format!("calls {name}, which no library it links provides"));
+        }
+    }
+    wrong
+}
+
+fn musl_violations(facts: &Facts) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for lib in &facts.needed {
+        if lib != "libc.so" {
+            wrong.push(format!("needs {lib}; a musl system has only libc.so"));
+        }
+    }
+    if !facts.versions.is_empty() || !facts.odd_versions.is_empty() {
+        wrong.push("needs versioned symbols: musl has none (linked against glibc?)".into());
+    }
+    wrong
+}
+
+fn windows_violations(facts: &Facts) -> Vec<String> {
+    facts
+        .needed
+        .iter()
+        .filter(|dll| {
+            let lower = dll.to_ascii_lowercase();
+            !(WINDOWS_DLLS.contains(&lower.as_str()) || lower.starts_with("api-ms-win-"))
+        })
+        .map(|dll| format!("imports {dll}, which is not one of Windows' own DLLs"))
+        .collect()
 }
 
 impl fmt::Display for Facts {

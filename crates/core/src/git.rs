@@ -1123,26 +1123,23 @@ mod tests {
         found
     }
 
-    #[cfg_attr(windows, ignore = "runs git: none under wine")]
-    #[tokio::test]
-    async fn a_repository_config_runs_no_program() {
-        let markers = tempfile::tempdir().expect("temp dir");
-        let dir = hostile_repo(markers.path());
-        let repo = path(&dir);
-        // The checkout really is hostile: plain git runs its programs.
-        // (A failing required filter makes git stop, so the later runs make none required.)
-        let lenient = [
-            "-c",
-            "filter.proc.process=",
-            "-c",
-            "filter.proc.required=false",
-            "-c",
-            "filter.evil.required=false",
-        ];
+    /// Options that make none of the hostile repository's filters required: a failing
+    /// required filter makes git stop.
+    const LENIENT: [&str; 6] = [
+        "-c",
+        "filter.proc.process=",
+        "-c",
+        "filter.proc.required=false",
+        "-c",
+        "filter.evil.required=false",
+    ];
+
+    /// Git's own diffs of `repo`, as a user would run them, with and without external diffs.
+    fn plain_git_diffs(repo: &str) {
         for args in [&["HEAD", "--"], &["main...HEAD", "--"]] {
             let _ = Command::new("git")
                 .arg("-C")
-                .arg(&repo)
+                .arg(repo)
                 .arg("diff")
                 .args(args)
                 .output();
@@ -1150,13 +1147,23 @@ mod tests {
             for external in ["--ext-diff", "--no-ext-diff"] {
                 let _ = Command::new("git")
                     .arg("-C")
-                    .arg(&repo)
-                    .args(lenient)
+                    .arg(repo)
+                    .args(LENIENT)
                     .args(["diff", external])
                     .args(args)
                     .output();
             }
         }
+    }
+
+    #[cfg_attr(windows, ignore = "runs git: none under wine")]
+    #[tokio::test]
+    async fn a_repository_config_runs_no_program() {
+        let markers = tempfile::tempdir().expect("temp dir");
+        let dir = hostile_repo(markers.path());
+        let repo = path(&dir);
+        // The checkout really is hostile: plain git runs its programs.
+        plain_git_diffs(&repo);
         assert_ran_then_clear(markers.path(), &PROGRAMS_GIT_DIFF_RUNS);
         // Through the helpers, nothing runs and the diffs are git's plain ones.
         let uncommitted = relay_diff(&dir).await.expect("diff");
@@ -1191,7 +1198,7 @@ mod tests {
             .arg(&repo)
             .args(NEUTRAL_OPTIONS)
             .args(["-c", "filter.evil.clean=", "-c", "filter.inc.clean="])
-            .args(lenient)
+            .args(LENIENT)
             .arg(format!("--config-env=filter.a=b.clean={EMPTY_VAR}"))
             .env(EMPTY_VAR, "")
             .args(["update-index", "--refresh"])

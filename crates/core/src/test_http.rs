@@ -210,6 +210,56 @@ async fn write_chunk(
     Ok(())
 }
 
+/// Streams `pieces` as NDJSON; the socket back unless the client hung up first.
+async fn ndjson(
+    mut socket: TcpStream,
+    pieces: Vec<Piece>,
+    counters: &Counters,
+) -> Option<TcpStream> {
+    let (mut reader, mut writer) = socket.split();
+    let write = async {
+        writer.write_all(NDJSON_HEAD).await?;
+        for piece in pieces {
+            tokio::time::sleep(piece.after).await;
+            write_chunk(&mut writer, &piece.bytes, &counters.written).await?;
+        }
+        writer.write_all(b"0\r\n\r\n").await?;
+        writer.flush().await
+    };
+    // The client sends nothing while it reads an answer: a read that ends is the
+    // client hanging up.
+    let mut byte = [0u8; 1];
+    let finished = tokio::select! {
+        written = write => written.is_ok(),
+        _ = reader.read(&mut byte) => false,
+    };
+    if finished {
+        Some(socket)
+    } else {
+        let _ = counters.events.send(Event::HungUp);
+        None
+    }
+}
+
+/// Writes `line` until the client hangs up.
+async fn flood(mut socket: TcpStream, line: Vec<u8>, counters: &Counters) {
+    let (mut reader, mut writer) = socket.split();
+    let write = async {
+        writer.write_all(NDJSON_HEAD).await?;
+        loop {
+            write_chunk(&mut writer, &line, &counters.written).await?;
+        }
+        #[allow(unreachable_code)]
+        std::io::Result::Ok(())
+    };
+    let mut byte = [0u8; 1];
+    tokio::select! {
+        _ = write => {}
+        _ = reader.read(&mut byte) => {}
+    }
+    let _ = counters.events.send(Event::HungUp);
+}
+
 /// Answers one request; the socket back when the connection stays open for another.
 async fn respond(mut socket: TcpStream, reply: Reply, counters: &Counters) -> Option<TcpStream> {
     match reply {
@@ -228,47 +278,9 @@ async fn respond(mut socket: TcpStream, reply: Reply, counters: &Counters) -> Op
             Box::pin(respond(socket, Reply::Ndjson(pieces), counters)).await;
             None
         }
-        Reply::Ndjson(pieces) => {
-            let (mut reader, mut writer) = socket.split();
-            let write = async {
-                writer.write_all(NDJSON_HEAD).await?;
-                for piece in pieces {
-                    tokio::time::sleep(piece.after).await;
-                    write_chunk(&mut writer, &piece.bytes, &counters.written).await?;
-                }
-                writer.write_all(b"0\r\n\r\n").await?;
-                writer.flush().await
-            };
-            // The client sends nothing while it reads an answer: a read that ends is the
-            // client hanging up.
-            let mut byte = [0u8; 1];
-            let finished = tokio::select! {
-                written = write => written.is_ok(),
-                _ = reader.read(&mut byte) => false,
-            };
-            if finished {
-                Some(socket)
-            } else {
-                let _ = counters.events.send(Event::HungUp);
-                None
-            }
-        }
+        Reply::Ndjson(pieces) => ndjson(socket, pieces, counters).await,
         Reply::Flood(line) => {
-            let (mut reader, mut writer) = socket.split();
-            let write = async {
-                writer.write_all(NDJSON_HEAD).await?;
-                loop {
-                    write_chunk(&mut writer, &line, &counters.written).await?;
-                }
-                #[allow(unreachable_code)]
-                std::io::Result::Ok(())
-            };
-            let mut byte = [0u8; 1];
-            tokio::select! {
-                _ = write => {}
-                _ = reader.read(&mut byte) => {}
-            }
-            let _ = counters.events.send(Event::HungUp);
+            flood(socket, line, counters).await;
             None
         }
         Reply::Hang => {

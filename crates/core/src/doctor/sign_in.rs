@@ -258,18 +258,8 @@ fn gemini(env: &Env, hint: &str) -> SignIn {
         .security
         .auth
         .selected_type
-        .or(settings.selected_auth_type);
-    let selected = selected.or_else(|| {
-        if set(env, "GOOGLE_GENAI_USE_GCA").is_some() {
-            Some("oauth-personal".into())
-        } else if set(env, "GOOGLE_GENAI_USE_VERTEXAI").is_some() {
-            Some("vertex-ai".into())
-        } else if set(env, "GEMINI_API_KEY").is_some() {
-            Some("gemini-api-key".into())
-        } else {
-            None
-        }
-    });
+        .or(settings.selected_auth_type)
+        .or_else(|| gemini_auth_from_env(env));
     match selected.as_deref() {
         None => SignIn::not_signed_in(hint),
         Some("gemini-api-key") => match set(env, "GEMINI_API_KEY") {
@@ -304,6 +294,18 @@ fn gemini(env: &Env, hint: &str) -> SignIn {
             "settings.json selects {other}, which this check does not read"
         )),
     }
+}
+
+/// The auth type gemini takes from the variables when settings.json selects none.
+fn gemini_auth_from_env(env: &Env) -> Option<String> {
+    [
+        ("GOOGLE_GENAI_USE_GCA", "oauth-personal"),
+        ("GOOGLE_GENAI_USE_VERTEXAI", "vertex-ai"),
+        ("GEMINI_API_KEY", "gemini-api-key"),
+    ]
+    .into_iter()
+    .find(|(variable, _)| set(env, variable).is_some())
+    .map(|(_, auth)| auth.to_string())
 }
 
 #[cfg(test)]

@@ -283,33 +283,7 @@ pub(crate) async fn run_child<S: Sink>(
             stderr: Measured::default(),
         });
     }
-    let Launch {
-        program,
-        args,
-        cwd,
-        env,
-        extra_env,
-        stdin,
-        supervision,
-    } = launch;
-    let (stdin_mode, stdin_bytes) = match stdin {
-        StdinSource::Null => (Stdio::null(), None),
-        StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
-    };
-    let mut command = os::Command::new(program, env.as_deref(), supervision)?;
-    let std_command = command.std_mut();
-    std_command.args(args);
-    if let Some(cwd) = cwd {
-        std_command.current_dir(cwd);
-    }
-    if let Some(env) = env {
-        std_command.env_clear().envs(env.iter());
-    }
-    std_command
-        .envs(extra_env.iter().copied())
-        .stdin(stdin_mode)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let (mut command, stdin_bytes) = command_for(launch)?;
     // Its pipes need descriptors: in a burst, it waits for others to free theirs.
     let Some(spawned) = descriptors::when_available(until, cancel, || command.spawn()).await else {
         return Err(ProcessError::Cancelled);
@@ -354,6 +328,38 @@ pub(crate) async fn run_child<S: Sink>(
         stdout: stdout.finish(),
         stderr,
     })
+}
+
+/// The command `launch` describes, with its three pipes, and the bytes for its stdin.
+fn command_for(launch: Launch<'_>) -> Result<(os::Command, Option<Vec<u8>>), ProcessError> {
+    let Launch {
+        program,
+        args,
+        cwd,
+        env,
+        extra_env,
+        stdin,
+        supervision,
+    } = launch;
+    let (stdin_mode, stdin_bytes) = match stdin {
+        StdinSource::Null => (Stdio::null(), None),
+        StdinSource::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
+    };
+    let mut command = os::Command::new(program, env.as_deref(), supervision)?;
+    let std_command = command.std_mut();
+    std_command.args(args);
+    if let Some(cwd) = cwd {
+        std_command.current_dir(cwd);
+    }
+    if let Some(env) = env {
+        std_command.env_clear().envs(env.iter());
+    }
+    std_command
+        .envs(extra_env.iter().copied())
+        .stdin(stdin_mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Ok((command, stdin_bytes))
 }
 
 /// Waits for the child to exit and the pipes to close, whichever comes last, unless the
