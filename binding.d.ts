@@ -53,16 +53,20 @@ export declare class RelayScope {
   registerJsBackend(name: string, allowedSandboxes: Array<string>, hasReview: boolean, resumeStrategy: ResumeStrategyName): void
   /** Drops the JS backends of this scope and restores the built-ins. */
   resetRegistry(): void
+  /** Starts a `relay()` on the runtime's road (docs/ARCHITECTURE.md §2). */
+  relay(request: RelayRequest, caller: NativeCaller, mode: CallMode): NativeCall | NativeFailure
   /**
-   * Starts a `relay()`. A relay whose checks and envelope wait on nothing and whose backend is
-   * a JS one is prepared here, on the JS thread, and comes back as a `DirectRelay` (or its
-   * failure) for the wrapper to call the trampoline itself; anything else runs on the runtime.
+   * Starts a `relay()` to a backend the wrapper holds a trampoline for, that neither streams
+   * nor is a dry run: when its preparation waits on nothing and its backend is a JS one of
+   * this scope, it is prepared here, on the JS thread, and comes back as a `DirectRelay` (or
+   * its failure) for the wrapper to call the trampoline itself; else it starts as
+   * [`Self::relay`] starts it.
    */
-  relay(options: NativeRelayOptions, caller: NativeCaller, mode: CallMode): NativeCall | DirectRelay | NativeFailure
+  relayHere(request: RelayRequest, caller: NativeCaller): DirectRelay | NativeCall | NativeFailure
   /** Starts a `reviewRelay()`. */
-  review(options: NativeReviewOptions, caller: NativeCaller, mode: CallMode): NativeCall | NativeFailure
+  review(request: RelayRequest, caller: NativeCaller, mode: CallMode): NativeCall | NativeFailure
   /** Starts a `relayAll()`. */
-  relayAll(options: NativeRelayOptions, backends: Array<string>, caller: NativeCaller): NativeCall | NativeFailure
+  relayAll(request: RelayRequest, backends: Array<string>, caller: NativeCaller): NativeCall | NativeFailure
 }
 
 /** What the trampoline receives: the method and the options it passes on. */
@@ -309,96 +313,6 @@ export interface NativeFailure {
   handle?: number
 }
 
-/** `relay()`'s options. */
-export interface NativeRelayOptions {
-  /** What to ask. Must not be blank. */
-  prompt: string
-  /** The repository the backend works in; relative paths resolve against `process.cwd()`. */
-  repoPath: string
-  /**
-   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-   * @default 'codex'
-   */
-  backend?: string
-  /** A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed). */
-  contextFile?: string
-  /** Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`. */
-  contextText?: string
-  /**
-   * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
-   * @default false
-   */
-  includeDiff?: boolean
-  /**
-   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
-   * from the call, so reading the context file and running git come out of it and the backend
-   * gets what is left.
-   * @default 600
-   */
-  timeoutSeconds?: number
-  /** Model name passed to the backend; the backend's own default when absent. */
-  model?: string
-  /**
-   * What the backend may change in the repository (a `SandboxMode`).
-   * @default 'read-only'
-   */
-  sandbox?: string
-  /** A JSON Schema's text (the wrapper stringifies an object): see `RelayOptions.schema`. */
-  schema?: string
-  /**
-   * A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
-   * §12): the first call starts it, later calls continue it (the backend's own session, or a
-   * replay of the earlier turns). Kept in the session store (see `listSessions()`).
-   */
-  session?: string
-  /** The backend's own session id to attach to (adopted under `session` when both are given). */
-  backendSession?: string
-}
-
-/** `reviewRelay()`'s options. */
-export interface NativeReviewOptions {
-  /** The repository to review; relative paths resolve against `process.cwd()`. */
-  repoPath: string
-  /**
-   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-   * @default 'codex'
-   */
-  backend?: string
-  /**
-   * The branch or commit to diff against (`git diff <base>...HEAD`).
-   * @default the first of `main`, `master` that exists, else `HEAD~1`
-   */
-  base?: string
-  /**
-   * Review instructions.
-   * @default 'Review the following changes.'
-   */
-  prompt?: string
-  /**
-   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
-   * from the call, so reading the context file and running git come out of it and the backend
-   * gets what is left.
-   * @default 600
-   */
-  timeoutSeconds?: number
-  /** Model name passed to the backend. */
-  model?: string
-  /**
-   * What the backend may change in the repository (a `SandboxMode`).
-   * @default 'read-only'
-   */
-  sandbox?: string
-  /** A JSON Schema's text (the wrapper stringifies an object): see `ReviewRelayOptions.schema`. */
-  schema?: string
-  /**
-   * Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
-   * phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
-   * findings (see `parseVerdict()`). Not with `schema`.
-   * @default false
-   */
-  verdict?: boolean
-}
-
 export interface NativeSessionInfo {
   label: string
   backend: string
@@ -459,3 +373,76 @@ export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'ou
 
 /** Why the relay stopped an invocation. */
 export type StopReason = 'timeout' | 'cancelled'
+
+/** A relay's options; a review takes the same with its review part (`base`, `verdict`). */
+export interface RelayRequest {
+  /**
+   * What to ask the other agent; must not be blank. For a review, its instructions.
+   * @default for a review: 'Review the following changes.'
+   */
+  prompt?: string
+  /**
+   * The repository the other agent works in (for a review, the one reviewed); a relative
+   * path resolves against the caller's working directory, an empty one is that directory.
+   */
+  repoPath: string
+  /**
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+   * @default 'codex'
+   */
+  backend?: string
+  /**
+   * A file whose text goes into the prompt as additional context (at most 200,000 bytes
+   * trimmed).
+   */
+  contextFile?: string
+  /**
+   * Inline additional context (at most 200,000 bytes trimmed); not together with
+   * `contextFile`.
+   */
+  contextText?: string
+  /**
+   * Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
+   * @default false
+   */
+  includeDiff?: boolean
+  /**
+   * Seconds the whole call may take, a finite number greater than zero: one deadline counted
+   * from the call, so reading the context file and running git come out of it and the
+   * backend gets what is left.
+   * @default 600
+   */
+  timeoutSeconds?: number
+  /** The model the backend should use; its own default when absent. */
+  model?: string
+  /**
+   * What the backend may change in the repository (a `SandboxMode`).
+   * @default 'read-only'
+   */
+  sandbox?: string
+  /**
+   * A JSON Schema the answer must match (the schema, or its JSON text; the JS wrapper passes
+   * an object's text): the answer is then its JSON text. Not together with `verdict`.
+   */
+  schema?: string
+  /**
+   * A label of yours for a conversation with this backend in this repository
+   * (docs/CONTRACT.md §12): the first call starts it, later calls continue it (the backend's
+   * own session, or a replay of the earlier turns). Kept in the session store.
+   */
+  session?: string
+  /** The backend's own session id to attach to (adopted under `session` when both are given). */
+  backendSession?: string
+  /**
+   * The branch or commit a review diffs against (`git diff <base>...HEAD`).
+   * @default the first of `main`, `master` that exists, else `HEAD~1`
+   */
+  base?: string
+  /**
+   * Answer a review with a verdict (docs/CONTRACT.md §13): the verdict envelope of upstream,
+   * the phone-a-friend v4.1.1 CLI (`schema_version` 1: ship, iterate or abstain, with
+   * findings) as JSON text, checked against its schema and its findings. Not with `schema`.
+   * @default false
+   */
+  verdict?: boolean
+}

@@ -78,11 +78,11 @@ describe('text that cannot read the table names exactly its backends', () => {
   })
 
   it('the doc comments of the `backend` options and of the package', () => {
-    // Written once, in the Rust option structs; napi copies them into the shipped typings.
+    // Written once, in the Rust request type; napi copies it into the shipped typings.
     const options = read('binding.d.ts')
     const docs = [...options.matchAll(/Backend name: (.*) or one passed to `registerBackend\(\)`/g)].map((match) => quoted(match[1], '`'))
-    // NativeRelayOptions and NativeReviewOptions, from which RelayOptions and ReviewRelayOptions are made.
-    expect(docs).toEqual([names, names])
+    // RelayRequest, from which RelayOptions and ReviewRelayOptions are made.
+    expect(docs).toEqual([names])
     const index = read('lib/index.ts')
     expect(items(between(index, 'ask another coding agent (', ')')).filter((item) => item !== 'your own backend')).toEqual(names)
     expect(quoted(between(index, '/** Whether the ', ' CLIs are on'), '`').sort()).toEqual([...names].sort())

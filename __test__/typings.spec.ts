@@ -2,7 +2,7 @@
 // that imports the package. The snippets that must compile do; those that must not carry
 // `// @ts-expect-error`, which is itself an error when the line below it compiles.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -112,6 +112,24 @@ describe('strict TypeScript (nodenext) and the typings', () => {
       import { relay } from '@phone-a-friend/relay'
       // @ts-expect-error not a SandboxMode
       export const p = relay({ prompt: 'p', repoPath: '.', sandbox: 'root' })
+    `)
+    expect(report).toBe('')
+  })
+
+  it('each call types exactly its own options of the one request (the Rust lists, request.rs)', () => {
+    const source = readFileSync(join(ROOT, 'crates', 'core', 'src', 'relay', 'request.rs'), 'utf8')
+    const list = (name: string): string[] => {
+      const body = new RegExp(`const ${name}: &'static \\[&'static str\\] = &\\[([^\\]]*)\\]`).exec(source)?.[1] ?? ''
+      return [...body.matchAll(/"(\w+)"/g)].map((match) => match[1])
+    }
+    const [relayOnly, reviewOnly] = [list('RELAY_ONLY'), list('REVIEW_ONLY')]
+    expect(relayOnly.length > 0 && reviewOnly.length > 0).toBe(true)
+    const refused = (call: string, base: string, names: string[]): string => names.map((name) => `  // @ts-expect-error not a ${call} option\n  ${call}({ ${base}${name}: undefined })\n`).join('')
+    const report = compile(`
+      import { relay, reviewRelay } from '@phone-a-friend/relay'
+      ${refused('relay', "prompt: 'p', repoPath: '.', ", reviewOnly)}
+      ${refused('reviewRelay', "repoPath: '.', ", relayOnly)}
+      export const taken = [relay({ prompt: 'p', repoPath: '.', ${relayOnly.map((name) => `${name}: undefined`).join(', ')} }), reviewRelay({ repoPath: '.', ${reviewOnly.map((name) => `${name}: undefined`).join(', ')} })]
     `)
     expect(report).toBe('')
   })

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use relay_core::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, CallLink, Plan, ReviewRequest,
-    RunRequest,
+    RunRequest, Terms,
 };
 use relay_core::deadline::{Deadline, Stop, Timeout};
 use relay_core::errors::{BackendFailureKind, ThrownValue};
@@ -122,32 +122,69 @@ pub fn run_call(
     invocation: Option<Invocation>,
     stream: bool,
 ) -> BackendCall {
-    let timeout = request.timeout;
+    let session = request.session.as_ref();
     BackendCall {
-        method: "run".into(),
-        backend: name.to_string(),
-        invocation,
-        stream,
-        repo_path: request.repo_path,
-        timeout_seconds: timeout.seconds(),
-        time_left_ms: millis(request.deadline.remaining()),
-        grace_ms: millis(SETTLE_GRACE),
-        timeout_message: timeout_message(name, timeout),
-        sandbox: request.sandbox,
-        model: request.model,
-        env,
-        depth: child_depth(&request.env),
-        base: None,
-        review_prompt: None,
-        schema: request.schema.as_deref().map(|s| s.text().to_string()),
-        in_session: request.session.is_some(),
-        session_id: request.session.as_ref().and_then(|s| s.resume.clone()),
-        session_history: request
-            .session
-            .as_ref()
+        schema: request
+            .terms
+            .schema
+            .as_deref()
+            .map(|s| s.text().to_string()),
+        in_session: session.is_some(),
+        session_id: session.and_then(|s| s.resume.clone()),
+        session_history: session
             .filter(|_| resume_strategy == ResumeStrategy::TranscriptReplay)
             .and_then(|s| serde_json::to_string(&s.history).ok()),
+        stream,
         prompt: Some(request.prompt),
+        ..backend_call(name, "run", &request.terms, env, invocation)
+    }
+}
+
+/// The trampoline's call for a native `review()`, which answers in one piece. A review with a
+/// schema never reaches one.
+fn review_call(name: &str, request: &ReviewRequest, invocation: Invocation) -> BackendCall {
+    BackendCall {
+        base: Some(request.base.clone()),
+        review_prompt: request.prompt.clone(),
+        ..backend_call(
+            name,
+            "review",
+            &request.terms,
+            serialized_env(&request.terms.env),
+            Some(invocation),
+        )
+    }
+}
+
+/// What every call of the trampoline carries: the request's terms and the time they leave.
+fn backend_call(
+    name: &str,
+    method: &str,
+    terms: &Terms,
+    env: String,
+    invocation: Option<Invocation>,
+) -> BackendCall {
+    BackendCall {
+        backend: name.to_string(),
+        method: method.into(),
+        invocation,
+        prompt: None,
+        repo_path: terms.repo_path.clone(),
+        timeout_seconds: terms.timeout.seconds(),
+        time_left_ms: millis(terms.deadline.remaining()),
+        grace_ms: millis(SETTLE_GRACE),
+        timeout_message: timeout_message(name, terms.timeout),
+        sandbox: terms.sandbox.clone(),
+        model: terms.model.clone(),
+        env,
+        depth: child_depth(&terms.env),
+        base: None,
+        review_prompt: None,
+        schema: None,
+        session_id: None,
+        session_history: None,
+        in_session: false,
+        stream: false,
     }
 }
 
@@ -156,6 +193,13 @@ struct Handed {
     call: BackendCall,
     control: Arc<Control>,
     outcome: oneshot::Receiver<BackendOutcome>,
+    /// Where the call goes: the caller's JS (see [`Invoker`]).
+    link: CallLink,
+    timeout: Timeout,
+    /// The call's: what it leaves of `timeout` (preparation used the rest) is the backend's.
+    deadline: Deadline,
+    /// Where a session id the backend reports goes.
+    reported: Option<ReportedId>,
 }
 
 impl JsBackend {
@@ -169,14 +213,12 @@ impl JsBackend {
             call,
             control,
             outcome,
+            link,
+            timeout,
+            deadline,
+            reported,
         }: Handed,
-        link: &CallLink,
-        timeout: Timeout,
-        // The call's: what it leaves of `timeout` (preparation used the rest) is the backend's.
-        deadline: Deadline,
         cancel: CancellationToken,
-        // Where a session id the backend reports goes.
-        reported: Option<ReportedId>,
     ) -> BackendResult {
         let method = call.method.clone();
         let timed_out = || {
@@ -288,13 +330,13 @@ impl Backend for JsBackend {
     }
 
     fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
-        let (timeout, deadline) = (request.timeout, request.deadline.clone());
-        let chunks = std::mem::replace(&mut request.chunks, ChunkSink::discard());
+        let (timeout, deadline) = (request.terms.timeout, request.terms.deadline.clone());
+        let chunks = std::mem::replace(&mut request.terms.chunks, ChunkSink::discard());
         let stream = chunks.is_streaming();
         let (invocation, control, outcome) = Invocation::open(chunks);
         let reported = request.session.as_ref().map(|s| s.reported.clone());
-        let env = serialized_env(&request.env);
-        let link = request.link.clone();
+        let env = serialized_env(&request.terms.env);
+        let link = request.terms.link.clone();
         let call = run_call(
             &self.name,
             self.resume_strategy,
@@ -307,11 +349,13 @@ impl Backend for JsBackend {
             call,
             control: control.clone(),
             outcome,
+            link,
+            timeout,
+            deadline,
+            reported,
         };
         Box::pin(async move {
-            let result = self
-                .call(handed, &link, timeout, deadline, cancel, reported)
-                .await;
+            let result = self.call(handed, cancel).await;
             control.finish();
             result
         })
@@ -325,43 +369,20 @@ impl Backend for JsBackend {
         if !self.has_review {
             return None;
         }
-        let (timeout, deadline) = (request.timeout, request.deadline.clone());
-        let time_left = deadline.remaining();
-        // A native review answers in one piece.
+        let (timeout, deadline) = (request.terms.timeout, request.terms.deadline.clone());
         let (invocation, control, outcome) = Invocation::open(ChunkSink::discard());
-        let link = request.link.clone();
-        let call = BackendCall {
-            backend: self.name.clone(),
-            method: "review".into(),
-            invocation: Some(invocation),
-            prompt: None,
-            repo_path: request.repo_path.clone(),
-            timeout_seconds: timeout.seconds(),
-            time_left_ms: millis(time_left),
-            grace_ms: millis(SETTLE_GRACE),
-            timeout_message: timeout_message(&self.name, timeout),
-            sandbox: request.sandbox.clone(),
-            model: request.model.clone(),
-            env: serialized_env(&request.env),
-            depth: child_depth(&request.env),
-            base: Some(request.base.clone()),
-            review_prompt: request.prompt.clone(),
-            // A review with a schema never reaches a native review().
-            schema: None,
-            in_session: false,
-            session_id: None,
-            session_history: None,
-            stream: false,
-        };
+        let link = request.terms.link.clone();
+        let call = review_call(&self.name, request, invocation);
         let handed = Handed {
             call,
             control,
             outcome,
+            link,
+            timeout,
+            deadline,
+            reported: None,
         };
-        Some(Box::pin(async move {
-            self.call(handed, &link, timeout, deadline, cancel, None)
-                .await
-        }))
+        Some(Box::pin(async move { self.call(handed, cancel).await }))
     }
 
     fn resume_strategy(&self) -> ResumeStrategy {

@@ -7,7 +7,6 @@
 //! (option types, error classes, AbortSignal) is the TS wrapper in `lib/`.
 
 mod call;
-mod context_text;
 mod doctor;
 mod dry_run;
 mod failure;
@@ -26,7 +25,6 @@ use crate::failure::{outcome, NativeFailure};
 use relay_core::env::Env;
 use relay_core::git;
 use relay_core::limits;
-use relay_core::relay::{RelayOptions, ReviewOptions};
 
 #[napi]
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = limits::DEFAULT_TIMEOUT_SECONDS;
@@ -45,81 +43,6 @@ pub const MAX_PROMPT_BYTES: u32 = limits::MAX_PROMPT_BYTES as u32;
 #[napi]
 pub const MAX_OUTPUT_BYTES: u32 = limits::MAX_OUTPUT_BYTES as u32;
 
-// The options' documentation for JS is written here once: napi copies it into binding.d.ts,
-// and lib/internal/options.ts builds the public option types from these (adding only what napi
-// cannot say: literal unions, objects, callbacks, the signal).
-
-/// `relay()`'s options.
-#[napi(object, object_to_js = false)]
-pub struct NativeRelayOptions {
-    /// What to ask. Must not be blank.
-    pub prompt: String,
-    /// The repository the backend works in; relative paths resolve against `process.cwd()`.
-    pub repo_path: String,
-    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-    /// @default 'codex'
-    pub backend: Option<String>,
-    /// A file whose text goes into the prompt as additional context (at most 200,000 bytes trimmed).
-    pub context_file: Option<String>,
-    /// Inline additional context (at most 200,000 bytes trimmed); not together with `contextFile`.
-    #[napi(ts_type = "string")]
-    pub context_text: Option<context_text::NativeContextText>,
-    /// Add `git diff HEAD` (or, when that is empty, the last commit's diff) to the prompt.
-    /// @default false
-    pub include_diff: Option<bool>,
-    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
-    /// from the call, so reading the context file and running git come out of it and the backend
-    /// gets what is left.
-    /// @default 600
-    pub timeout_seconds: Option<f64>,
-    /// Model name passed to the backend; the backend's own default when absent.
-    pub model: Option<String>,
-    /// What the backend may change in the repository (a `SandboxMode`).
-    /// @default 'read-only'
-    pub sandbox: Option<String>,
-    /// A JSON Schema's text (the wrapper stringifies an object): see `RelayOptions.schema`.
-    pub schema: Option<String>,
-    /// A label of yours for a conversation with this backend in this repository (docs/CONTRACT.md
-    /// §12): the first call starts it, later calls continue it (the backend's own session, or a
-    /// replay of the earlier turns). Kept in the session store (see `listSessions()`).
-    pub session: Option<String>,
-    /// The backend's own session id to attach to (adopted under `session` when both are given).
-    pub backend_session: Option<String>,
-}
-
-/// `reviewRelay()`'s options.
-#[napi(object)]
-pub struct NativeReviewOptions {
-    /// The repository to review; relative paths resolve against `process.cwd()`.
-    pub repo_path: String,
-    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
-    /// @default 'codex'
-    pub backend: Option<String>,
-    /// The branch or commit to diff against (`git diff <base>...HEAD`).
-    /// @default the first of `main`, `master` that exists, else `HEAD~1`
-    pub base: Option<String>,
-    /// Review instructions.
-    /// @default 'Review the following changes.'
-    pub prompt: Option<String>,
-    /// Seconds the whole call may take, a finite number greater than zero: one deadline counted
-    /// from the call, so reading the context file and running git come out of it and the backend
-    /// gets what is left.
-    /// @default 600
-    pub timeout_seconds: Option<f64>,
-    /// Model name passed to the backend.
-    pub model: Option<String>,
-    /// What the backend may change in the repository (a `SandboxMode`).
-    /// @default 'read-only'
-    pub sandbox: Option<String>,
-    /// A JSON Schema's text (the wrapper stringifies an object): see `ReviewRelayOptions.schema`.
-    pub schema: Option<String>,
-    /// Ask for a verdict (docs/CONTRACT.md §13): the answer is the verdict envelope of upstream, the
-    /// phone-a-friend v4.1.1 CLI (`schema_version` 1) as JSON text, checked against its schema and its
-    /// findings (see `parseVerdict()`). Not with `schema`.
-    /// @default false
-    pub verdict: Option<bool>,
-}
-
 /// Snapshotted on the JS thread when the call is made, so nothing reads the process's
 /// environment from another thread.
 #[napi(object)]
@@ -132,41 +55,6 @@ pub struct NativeCaller {
     /// The depth of the JS backend making this call, when it is one (docs/CONTRACT.md §3, step 8).
     pub depth: Option<u32>,
     pub cwd: String,
-}
-
-impl From<NativeRelayOptions> for RelayOptions {
-    fn from(options: NativeRelayOptions) -> Self {
-        RelayOptions {
-            prompt: options.prompt,
-            repo_path: options.repo_path,
-            backend: options.backend,
-            context_file: options.context_file,
-            context_text: options.context_text.map(|text| text.0),
-            include_diff: options.include_diff.unwrap_or(false),
-            timeout_seconds: options.timeout_seconds,
-            model: options.model,
-            sandbox: options.sandbox,
-            schema: options.schema,
-            session: options.session,
-            backend_session: options.backend_session,
-        }
-    }
-}
-
-impl From<NativeReviewOptions> for ReviewOptions {
-    fn from(options: NativeReviewOptions) -> Self {
-        ReviewOptions {
-            repo_path: options.repo_path,
-            backend: options.backend,
-            base: options.base,
-            prompt: options.prompt,
-            timeout_seconds: options.timeout_seconds,
-            model: options.model,
-            sandbox: options.sandbox,
-            schema: options.schema,
-            verdict: options.verdict.unwrap_or(false),
-        }
-    }
 }
 
 /// Whether the calling JS thread is the process's main thread (its thread id is the process

@@ -20,15 +20,15 @@ use crate::failure::{outcome, NativeFailure};
 use crate::invocation::BackendOutcome;
 use crate::js_backend::{self, BackendCall, JsBackend};
 use crate::relay_all::NativeBackendOutcome;
-use crate::{caller_env, NativeCaller, NativeRelayOptions, NativeReviewOptions};
-use relay_core::backend::CallLink;
+use crate::{caller_env, NativeCaller};
 use relay_core::backends::builtins;
+use relay_core::dry_run::DryRun;
 use relay_core::env::Env as Environment;
 use relay_core::errors::RelayError;
 use relay_core::limits::DEFAULT_BACKEND;
 use relay_core::limits::DEPTH_ENV_VAR;
 use relay_core::registry::Registry;
-use relay_core::relay::{self, Prepared, RelayOptions, ReviewOptions};
+use relay_core::relay::{self, Operation, Prepared, RelayRequest};
 use relay_core::sessions::ResumeStrategy;
 
 /// How a `relay()` or `reviewRelay()` is made.
@@ -95,9 +95,9 @@ impl RelayScope {
     /// or session store: see [`relay::prepare_relay_at_once`]) and its backend is a JS one.
     /// Each thread hop the runtime's road takes costs tens of microseconds; a JS backend answers
     /// in a few.
-    fn runs_here(&self, options: &RelayOptions) -> bool {
-        let name = options.backend.as_deref().unwrap_or(DEFAULT_BACKEND);
-        relay::waits_on_nothing(options)
+    fn runs_here(&self, request: &RelayRequest) -> bool {
+        let name = request.backend.as_deref().unwrap_or(DEFAULT_BACKEND);
+        request.waits_on_nothing()
             && self
                 .registry
                 .find(name)
@@ -108,7 +108,7 @@ impl RelayScope {
     /// wrapper to hand to the backend's trampoline itself.
     fn direct(
         &self,
-        options: RelayOptions,
+        request: RelayRequest,
         caller: NativeCaller,
     ) -> Either<DirectRelay, NativeFailure> {
         // The environment is copied once, as the entries the backend's `env` is made from; the
@@ -121,21 +121,19 @@ impl RelayScope {
         if let Some(depth) = caller.depth {
             relay_core::depth::raise_to(&mut env, u64::from(depth));
         }
-        let prepared = relay::prepare_relay_at_once(
-            &self.registry,
-            options,
-            &env,
-            &caller.cwd,
-            // Nothing here reaches the call: the wrapper runs the trampoline itself.
-            &CallLink::default(),
-        );
+        let prepared = relay::prepare_relay_at_once(&self.registry, request, &env, &caller.cwd);
         match prepared {
             Some(Ok(Prepared {
                 backend, request, ..
             })) => {
                 let name = backend.name().to_string();
                 // The child's environment is the caller's with the depth the preparation raised.
-                let child_depth = request.env.get(DEPTH_ENV_VAR).cloned().unwrap_or_default();
+                let child_depth = request
+                    .terms
+                    .env
+                    .get(DEPTH_ENV_VAR)
+                    .cloned()
+                    .unwrap_or_default();
                 let call = js_backend::run_call(
                     &name,
                     backend.resume_strategy(),
@@ -155,6 +153,48 @@ impl RelayScope {
                 "a relay that waits on nothing waited".into(),
             ))),
         }
+    }
+}
+
+impl RelayScope {
+    /// A relay or a review on the runtime's road: refused where it is made when a check that
+    /// waits on nothing refuses it, else one `NativeCall`.
+    fn start(
+        &self,
+        operation: Operation,
+        request: RelayRequest,
+        caller: NativeCaller,
+        mode: CallMode,
+    ) -> Either<NativeCall, NativeFailure> {
+        if let Some(refused) =
+            relay::refused_at_once(&self.registry, operation, &request, &caller.cwd)
+        {
+            return Either::B(NativeFailure::from(&refused));
+        }
+        let dry_run = |dry_run: DryRun| Ending::DryRun(Box::new(NativeDryRun::from(dry_run)));
+        Either::A(NativeCall::start(
+            self.call(caller, mode.stream),
+            move |registry, context| async move {
+                match (operation, mode.dry_run) {
+                    (Operation::Review, true) => {
+                        Box::pin(relay::dry_run_review(registry, request, context))
+                            .await
+                            .map(dry_run)
+                    }
+                    (Operation::Review, false) => {
+                        Box::pin(relay::review_relay(registry, request, context))
+                            .await
+                            .map(Ending::Answer)
+                    }
+                    (_, true) => relay::dry_run_relay(registry, request, context)
+                        .await
+                        .map(dry_run),
+                    (_, false) => relay::relay(registry, request, context)
+                        .await
+                        .map(Ending::Answer),
+                }
+            },
+        ))
     }
 }
 
@@ -197,89 +237,72 @@ impl RelayScope {
         self.registry = Registry::new(builtins());
     }
 
-    /// Starts a `relay()`. A relay whose checks and envelope wait on nothing and whose backend is
-    /// a JS one is prepared here, on the JS thread, and comes back as a `DirectRelay` (or its
-    /// failure) for the wrapper to call the trampoline itself; anything else runs on the runtime.
+    /// Starts a `relay()` on the runtime's road (docs/ARCHITECTURE.md §2).
     #[napi]
     pub fn relay(
         &self,
-        options: NativeRelayOptions,
+        request: RelayRequest,
         caller: NativeCaller,
         mode: CallMode,
-    ) -> Either3<NativeCall, DirectRelay, NativeFailure> {
-        let options = RelayOptions::from(options);
-        if !mode.dry_run && !mode.stream && self.runs_here(&options) {
-            return match self.direct(options, caller) {
-                Either::A(direct) => Either3::B(direct),
+    ) -> Either<NativeCall, NativeFailure> {
+        self.start(Operation::Relay, request, caller, mode)
+    }
+
+    /// Starts a `relay()` to a backend the wrapper holds a trampoline for, that neither streams
+    /// nor is a dry run: when its preparation waits on nothing and its backend is a JS one of
+    /// this scope, it is prepared here, on the JS thread, and comes back as a `DirectRelay` (or
+    /// its failure) for the wrapper to call the trampoline itself; else it starts as
+    /// [`Self::relay`] starts it.
+    #[napi]
+    pub fn relay_here(
+        &self,
+        request: RelayRequest,
+        caller: NativeCaller,
+    ) -> Either3<DirectRelay, NativeCall, NativeFailure> {
+        if self.runs_here(&request) {
+            return match self.direct(request, caller) {
+                Either::A(direct) => Either3::A(direct),
                 Either::B(failure) => Either3::C(failure),
             };
         }
-        if let Some(refused) = relay::relay_refused_at_once(&self.registry, &options, &caller.cwd) {
-            return Either3::C(NativeFailure::from(&refused));
+        let mode = CallMode {
+            dry_run: false,
+            stream: false,
+        };
+        match self.start(Operation::Relay, request, caller, mode) {
+            Either::A(call) => Either3::B(call),
+            Either::B(failure) => Either3::C(failure),
         }
-        Either3::A(NativeCall::start(
-            self.call(caller, mode.stream),
-            |registry, context| async move {
-                if mode.dry_run {
-                    relay::dry_run_relay(registry, options, context)
-                        .await
-                        .map(|dry_run| Ending::DryRun(Box::new(NativeDryRun::from(dry_run))))
-                } else {
-                    relay::relay(registry, options, context)
-                        .await
-                        .map(Ending::Answer)
-                }
-            },
-        ))
     }
 
     /// Starts a `reviewRelay()`.
     #[napi]
     pub fn review(
         &self,
-        options: NativeReviewOptions,
+        request: RelayRequest,
         caller: NativeCaller,
         mode: CallMode,
     ) -> Either<NativeCall, NativeFailure> {
-        let options = ReviewOptions::from(options);
-        if let Some(refused) = relay::review_refused_at_once(&self.registry, &options, &caller.cwd)
-        {
-            return Either::B(NativeFailure::from(&refused));
-        }
-        Either::A(NativeCall::start(
-            self.call(caller, mode.stream),
-            |registry, context| async move {
-                if mode.dry_run {
-                    relay::dry_run_review(registry, options, context)
-                        .await
-                        .map(|dry_run| Ending::DryRun(Box::new(NativeDryRun::from(dry_run))))
-                } else {
-                    relay::review_relay(registry, options, context)
-                        .await
-                        .map(Ending::Answer)
-                }
-            },
-        ))
+        self.start(Operation::Review, request, caller, mode)
     }
 
     /// Starts a `relayAll()`.
     #[napi]
     pub fn relay_all(
         &self,
-        options: NativeRelayOptions,
+        request: RelayRequest,
         backends: Vec<String>,
         caller: NativeCaller,
     ) -> Either<NativeCall, NativeFailure> {
-        let options = RelayOptions::from(options);
         if let Some(refused) =
-            relay::relay_all_refused_at_once(&self.registry, &options, &caller.cwd)
+            relay::refused_at_once(&self.registry, Operation::RelayAll, &request, &caller.cwd)
         {
             return Either::B(NativeFailure::from(&refused));
         }
         Either::A(NativeCall::start(
             self.call(caller, false),
             |registry, context| async move {
-                relay_core::relay_all::relay_all(registry, options, backends, context)
+                relay_core::relay_all::relay_all(registry, request, backends, context)
                     .await
                     .map(|outcomes| {
                         Ending::Outcomes(

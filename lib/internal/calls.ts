@@ -1,7 +1,7 @@
 // The one road of a call on the JS side (docs/ARCHITECTURE.md §2): open it (environment, cwd,
 // the call's record), start it in the scope (one native entry per operation), read its steps
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
-import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeRelayOptions, NativeReviewOptions } from '../../binding.js'
+import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError } from './errors.js'
 import { currentBackendDepth } from './depth.js'
@@ -17,8 +17,6 @@ import type { Parsed } from './options.js'
 /** What a call brings besides its native options. */
 export interface CallOptions {
   signal?: AbortSignal
-  /** A check 1 or 2 failure found in JS (see `refusedEarly`). */
-  refused?: RelayError
   onWarning?: (message: string) => void
 }
 
@@ -38,10 +36,9 @@ interface OpenCall {
   readonly record: CallRecord
 }
 
-/** Opens a call: an aborted signal or a refused check fails it first, before anything is copied. */
-function openCall({ signal, refused, onWarning }: CallOptions): OpenCall {
+/** Opens a call: an aborted signal fails it first, before anything is copied. */
+function openCall({ signal, onWarning }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
-  if (refused) throw refused
   return { caller: caller(), record: { thrown: new Map(), signal, onWarning } }
 }
 
@@ -136,25 +133,25 @@ function endOf({ step }: Ended): string | DryRun {
 }
 
 /**
- * `relay()`. A relay to a JS backend registered here whose preparation waits on nothing (no
- * context file, diff, session or schema) is prepared by the scope on this thread and comes back
- * as a `DirectRelay`: the wrapper calls the backend's trampoline itself, which keeps its time
- * and the caller's signal. The runtime's road would cross threads four times, several times what
- * such a backend costs. Such relays take turns with the event loop (`turns.ts`).
+ * `relay()`. A relay to a JS backend registered here, neither streamed nor a dry run, starts with
+ * `relayHere`: when its preparation waits on nothing (no context file, diff, session or schema)
+ * the scope prepares it on this thread and hands back a `DirectRelay`, whose trampoline the
+ * wrapper calls itself, keeping its time and the caller's signal. The runtime's road would cross
+ * threads four times, four times what such a backend costs (BENCHMARKS.md). Such relays take
+ * turns with the event loop (`turns.ts`).
  */
-export async function relay(parsed: Parsed<NativeRelayOptions>): Promise<string | DryRun> {
+export async function relay(parsed: Parsed): Promise<string | DryRun> {
   const { options, onChunk, dryRun } = parsed
-  const mode = { dryRun, stream: onChunk !== undefined }
-  if (!dryRun && onChunk === undefined && trampolineFor(options.backend ?? DEFAULT_BACKEND) !== undefined) {
-    const wait = waitForTurn()
-    if (wait !== undefined) await wait
-  }
+  const here = !dryRun && onChunk === undefined && trampolineFor(options.backend ?? DEFAULT_BACKEND) !== undefined
+  if (!here) return endOf(await settle(steps(() => begin(parsed, (caller) => scope().relay(options, caller, { dryRun, stream: onChunk !== undefined })), parsed.signal), onChunk))
+  const wait = waitForTurn()
+  if (wait !== undefined) await wait
   try {
     const call = openCall(parsed)
-    const started = scope().relay(options, call.caller, mode)
+    const started = scope().relayHere(options, call.caller)
     if (!(started instanceof binding.NativeCall)) return await relayHere(parsed, call, started)
     passTurn()
-    return endOf(await settle(steps(() => ({ call, native: started }), parsed.signal), onChunk))
+    return answerOf(await settle(steps(() => ({ call, native: started }), parsed.signal)))
   } finally {
     passTurn()
   }
@@ -177,14 +174,13 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
 }
 
 /** `relayStream()`: the text as it comes; returns the answer. */
-export async function* relayStream(parsed: Parsed<NativeRelayOptions>): AsyncGenerator<string, string, undefined> {
-  // Streaming never takes the JS-thread branch: a call, or its refusal.
-  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true }) as NativeCall | NativeFailure
+export async function* relayStream(parsed: Parsed): AsyncGenerator<string, string, undefined> {
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true })
   return answerOf(yield* steps(() => begin(parsed, start), parsed.signal))
 }
 
 /** `reviewRelay()`. */
-export async function review(parsed: Parsed<NativeReviewOptions>): Promise<string | DryRun> {
+export async function review(parsed: Parsed): Promise<string | DryRun> {
   const { options, onChunk, dryRun } = parsed
   const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().review(options, caller, { dryRun, stream: onChunk !== undefined })
   return endOf(await settle(steps(() => begin(parsed, start), parsed.signal), onChunk))
@@ -199,7 +195,7 @@ export type RelayAllResult = { backend: string; ok: true; answer: string } | { b
  * (`ERR_BACKEND_FAILED`, the value as its `cause`), so one backend's TypeError neither rejects
  * the call nor breaks the result's type.
  */
-export async function relayAll(parsed: Parsed<NativeRelayOptions> & { backends: string[] }): Promise<RelayAllResult[]> {
+export async function relayAll(parsed: Parsed & { backends: string[] }): Promise<RelayAllResult[]> {
   const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relayAll(parsed.options, parsed.backends, caller)
   const { step, record } = await settle(steps(() => begin(parsed, start), parsed.signal))
   return (step.outcomes ?? []).map(({ backend, answer, failure }): RelayAllResult => {

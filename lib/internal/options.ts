@@ -1,15 +1,23 @@
-import type { NativeRelayOptions, NativeReviewOptions } from '../../binding.js'
-import { RelayError, invalidArgType } from './errors.js'
+import type { RelayRequest } from '../../binding.js'
+import { invalidArgType } from './errors.js'
 
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
 
 /**
- * Options as napi describes them (`binding.d.ts`, generated from the doc comments of the Rust
- * option structs, where each option is documented once), any of them absent as `undefined` or
- * `null`.
+ * Options as napi describes them (`binding.d.ts`, generated from the one Rust request type,
+ * crates/core/src/relay/request.rs, where each option is documented once), any of them absent as
+ * `undefined` or `null`.
  */
 type Absent<T> = { [K in keyof T]?: T[K] | null }
+
+/** The options only `relay()` takes (`RelayRequest::RELAY_ONLY`: typings.spec.ts holds the two together). */
+type RelayOnly = 'contextFile' | 'contextText' | 'includeDiff' | 'session' | 'backendSession'
+/** The options only `reviewRelay()` takes (`RelayRequest::REVIEW_ONLY`). */
+type ReviewOnly = 'base' | 'verdict'
+
+/** What the JS API types itself: literal unions and objects napi cannot say. */
+type TypedHere = 'sandbox' | 'schema'
 
 /** What napi cannot say of the options: literal unions, objects, callbacks, the signal. */
 interface CallbackOptions {
@@ -22,7 +30,7 @@ interface CallbackOptions {
   onWarning?: ((message: string) => void) | null
 }
 
-export interface RelayOptions extends Pick<NativeRelayOptions, 'prompt' | 'repoPath'>, Omit<Absent<NativeRelayOptions>, 'prompt' | 'repoPath' | 'sandbox' | 'schema'>, CallbackOptions {
+export interface RelayOptions extends Required<Pick<RelayRequest, 'prompt'>>, Pick<RelayRequest, 'repoPath'>, Omit<Absent<RelayRequest>, 'prompt' | 'repoPath' | TypedHere | ReviewOnly>, CallbackOptions {
   /** Cancels the relay: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
   /**
@@ -52,7 +60,7 @@ export type DryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun: true }
 /** `relay()` options whose `dryRun` is only known at run time: the call resolves with a string or a `DryRun`. */
 export type MaybeDryRunRelayOptions = Omit<RelayOptions, 'dryRun'> & { dryRun?: boolean | null }
 
-export interface ReviewRelayOptions extends Pick<NativeReviewOptions, 'repoPath'>, Omit<Absent<NativeReviewOptions>, 'repoPath' | 'sandbox' | 'schema'>, CallbackOptions {
+export interface ReviewRelayOptions extends Pick<RelayRequest, 'repoPath'>, Omit<Absent<RelayRequest>, 'repoPath' | TypedHere | RelayOnly>, CallbackOptions {
   /** Cancels the review: the promise rejects with an `AbortError` and the backend is killed. */
   signal?: AbortSignal
   /** Receives the answer's text as it is produced, as `RelayOptions.onChunk` does. */
@@ -123,14 +131,12 @@ function callbackOf(options: Fields, key: string): ((text: string) => void) | un
   return value as (text: string) => void
 }
 
-export interface Parsed<T> {
-  options: T
+export interface Parsed {
+  options: RelayRequest
   signal?: AbortSignal
   onWarning?: (message: string) => void
   onChunk?: (text: string) => void
   dryRun: boolean
-  /** The first of checks 1 and 2 (docs/CONTRACT.md §3) that fails, made here so a refusal costs no copy of the environment; the native core makes them again, in the same order. */
-  refused?: RelayError
 }
 
 /** A schema's JSON text: a string as given (the core parses it), an object as `JSON.stringify` writes it. */
@@ -150,49 +156,40 @@ function schemaText(options: Fields): string | undefined {
   return text
 }
 
-/** Check 1 (a prompt blank after JavaScript's trim) and check 2 (a timeout that is not a finite number > 0). */
-function refusedEarly(prompt: string | undefined, timeoutSeconds: number | undefined): RelayError | undefined {
-  if (prompt !== undefined && prompt.trim() === '') return new RelayError('Prompt is required', 'ERR_PROMPT_REQUIRED')
-  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
-    return new RelayError('Timeout must be greater than zero', 'ERR_INVALID_TIMEOUT')
-  }
-  return undefined
-}
-
-export function nativeRelayOptions(input: unknown): Parsed<NativeRelayOptions> {
+/**
+ * A call's native request: each option it takes type-checked (`ERR_INVALID_ARG_TYPE`), in the
+ * request's order; an option of the other call is not read. Checks 1 to 4 are the core's
+ * (`refused_at_once`), made where the call is made.
+ */
+function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
   const fields = objectArgument(input, 'options')
-  const options: NativeRelayOptions = {
-    // A missing prompt is an empty one: ERR_PROMPT_REQUIRED, as the original reported it.
-    prompt: fields.prompt === undefined || fields.prompt === null ? '' : requiredString(fields, 'prompt'),
+  const relay = call === 'relay'
+  const options: RelayRequest = {
+    // A missing prompt is an empty one for a relay: ERR_PROMPT_REQUIRED, as the original reported it.
+    prompt: relay && (fields.prompt === undefined || fields.prompt === null) ? '' : optionalString(fields, 'prompt'),
     repoPath: requiredString(fields, 'repoPath'),
     backend: optionalString(fields, 'backend'),
-    contextFile: optionalString(fields, 'contextFile'),
-    contextText: optionalString(fields, 'contextText'),
-    includeDiff: optionalBoolean(fields, 'includeDiff'),
+    contextFile: relay ? optionalString(fields, 'contextFile') : undefined,
+    contextText: relay ? optionalString(fields, 'contextText') : undefined,
+    includeDiff: relay ? optionalBoolean(fields, 'includeDiff') : undefined,
     timeoutSeconds: timeout(fields),
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
     schema: schemaText(fields),
-    session: optionalString(fields, 'session'),
-    backendSession: optionalString(fields, 'backendSession'),
+    session: relay ? optionalString(fields, 'session') : undefined,
+    backendSession: relay ? optionalString(fields, 'backendSession') : undefined,
+    base: relay ? undefined : optionalString(fields, 'base'),
+    verdict: relay ? undefined : optionalBoolean(fields, 'verdict'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(options.prompt, options.timeoutSeconds ?? undefined) }
+  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false }
 }
 
-export function nativeReviewOptions(input: unknown): Parsed<NativeReviewOptions> {
-  const fields = objectArgument(input, 'options')
-  const options: NativeReviewOptions = {
-    repoPath: requiredString(fields, 'repoPath'),
-    backend: optionalString(fields, 'backend'),
-    base: optionalString(fields, 'base'),
-    prompt: optionalString(fields, 'prompt'),
-    timeoutSeconds: timeout(fields),
-    model: optionalString(fields, 'model'),
-    sandbox: optionalString(fields, 'sandbox'),
-    schema: schemaText(fields),
-    verdict: optionalBoolean(fields, 'verdict'),
-  }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false, refused: refusedEarly(undefined, options.timeoutSeconds ?? undefined) }
+export function nativeRelayOptions(input: unknown): Parsed {
+  return parsed(input, 'relay')
+}
+
+export function nativeReviewOptions(input: unknown): Parsed {
+  return parsed(input, 'review')
 }
 
 /**
@@ -219,7 +216,7 @@ export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk
   backendSession?: null
 }
 
-export function nativeRelayAllOptions(input: unknown): Parsed<NativeRelayOptions> & { backends: string[] } {
+export function nativeRelayAllOptions(input: unknown): Parsed & { backends: string[] } {
   const fields = objectArgument(input, 'options')
   const given = fields.backends
   // Array.from: a hole (`[, 'ok']`) is an undefined name, which every() would skip.

@@ -14,10 +14,10 @@ use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
 
-/// What `run()` receives.
+/// What every backend request carries, a run's or a native review's: where the backend works,
+/// for how long, what it may change, with which model and environment, where its text goes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunRequest {
-    pub prompt: String,
+pub struct Terms {
     pub repo_path: String,
     /// The caller's `timeoutSeconds`, for messages (`… timed out after <n>s`).
     pub timeout: Timeout,
@@ -28,17 +28,26 @@ pub struct RunRequest {
     /// backends name no model then, see [`named_model`]).
     pub model: Option<String>,
     pub env: Env,
-    /// The JSON Schema the answer must match (docs/CONTRACT.md §13): already in the prompt; a
+    /// The JSON Schema the answer must match (docs/CONTRACT.md §13): already in a run's prompt; a
     /// backend with a native mechanism passes it on too. The relay checks the answer either way.
+    /// A review with a schema takes the generic path (a run).
     pub schema: Option<Arc<Schema>>,
-    /// The run belongs to a session (docs/CONTRACT.md §12): what to replay or resume, and where to
-    /// report the backend's own session id.
-    pub session: Option<SessionTurn>,
     /// Where the answer's text goes as it is produced (docs/CONTRACT.md §10); discards when nobody
     /// streams.
     pub chunks: ChunkSink,
     /// Opaque to the core: what the bindings need to reach the call that made this one.
     pub link: CallLink,
+}
+
+/// What `run()` receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub terms: Terms,
+    /// The envelope.
+    pub prompt: String,
+    /// The run belongs to a session (docs/CONTRACT.md §12): what to replay or resume, and where to
+    /// report the backend's own session id.
+    pub session: Option<SessionTurn>,
 }
 
 /// Whatever the bindings attach to a call for its backends to reach it (the addon: where a JS
@@ -86,24 +95,11 @@ pub fn named_model(model: &Option<String>) -> Option<&str> {
 /// What a native `review()` receives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewRequest {
-    pub repo_path: String,
-    /// See [`RunRequest::timeout`].
-    pub timeout: Timeout,
-    /// See [`RunRequest::deadline`].
-    pub deadline: Deadline,
-    pub sandbox: String,
-    pub model: Option<String>,
-    pub env: Env,
+    pub terms: Terms,
+    /// The branch or commit to review against (`<base>...HEAD`).
     pub base: String,
+    /// The review's instructions, when the caller gave any.
     pub prompt: Option<String>,
-    /// A review with a schema (a verdict's too) takes the generic path: see [`RunRequest::schema`].
-    pub schema: Option<Arc<Schema>>,
-    /// The answer must be a consistent verdict envelope (docs/CONTRACT.md §13).
-    pub verdict: bool,
-    /// See [`RunRequest::chunks`].
-    pub chunks: ChunkSink,
-    /// See [`RunRequest::link`].
-    pub link: CallLink,
 }
 
 /// How a backend call failed.

@@ -17,7 +17,7 @@ const READING: &str = "reading the context file";
 
 /// `contextText` as a caller gave it: the text, or, when whoever took it measured it over the
 /// limit, only that size (UTF-8 bytes after `trim()`), so a text refused for its size need not be
-/// copied first (the addon's `NativeContextText`).
+/// copied first (its napi conversion, napi_values.rs).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextText {
     Text(String),

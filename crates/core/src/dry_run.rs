@@ -2,7 +2,7 @@
 //! would do is described instead of done. The description comes from the backend's own
 //! [`Plan`], built by the code that builds the real invocation.
 
-use crate::backend::{Plan, ReviewRequest, RunRequest};
+use crate::backend::{Plan, ReviewRequest, RunRequest, Terms};
 use crate::env::Env;
 use crate::git::DiffSource;
 use crate::secrets::{is_secret_name, mask_secrets, MASKED};
@@ -68,18 +68,8 @@ impl DryRun {
         caller_env: &Env,
         base: Option<String>,
     ) -> DryRun {
-        DryRun {
-            backend: backend.to_string(),
-            repo_path: request.repo_path.clone(),
-            sandbox: request.sandbox.clone(),
-            model: request.model.clone(),
-            timeout_seconds: request.timeout.seconds(),
-            base,
-            envelope: Some(request.prompt.clone()),
-            env: env_changes(caller_env, child_env(&plan, &request.env)),
-            diff: None,
-            action: Action::from(plan),
-        }
+        let envelope = Some(request.prompt.clone());
+        DryRun::of(backend, plan, &request.terms, caller_env, base, envelope)
     }
 
     /// A native review: no envelope, the backend reads the repository itself.
@@ -89,15 +79,27 @@ impl DryRun {
         request: &ReviewRequest,
         caller_env: &Env,
     ) -> DryRun {
+        let base = Some(request.base.clone());
+        DryRun::of(backend, plan, &request.terms, caller_env, base, None)
+    }
+
+    fn of(
+        backend: &str,
+        plan: Plan,
+        terms: &Terms,
+        caller_env: &Env,
+        base: Option<String>,
+        envelope: Option<String>,
+    ) -> DryRun {
         DryRun {
             backend: backend.to_string(),
-            repo_path: request.repo_path.clone(),
-            sandbox: request.sandbox.clone(),
-            model: request.model.clone(),
-            timeout_seconds: request.timeout.seconds(),
-            base: Some(request.base.clone()),
-            envelope: None,
-            env: env_changes(caller_env, child_env(&plan, &request.env)),
+            repo_path: terms.repo_path.clone(),
+            sandbox: terms.sandbox.clone(),
+            model: terms.model.clone(),
+            timeout_seconds: terms.timeout.seconds(),
+            base,
+            envelope,
+            env: env_changes(caller_env, child_env(&plan, &terms.env)),
             diff: None,
             action: Action::from(plan),
         }

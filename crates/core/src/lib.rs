@@ -1,7 +1,9 @@
 #![deny(clippy::all)]
-//! The core of `@phone-a-friend/relay`, free of napi: everything a relay does, from the checks
-//! to the backends, the sessions and the MCP server. The addon (the crate at the repository's
-//! root) only converts between JS values and these types (docs/ARCHITECTURE.md §1).
+//! The core of `@phone-a-friend/relay`: everything a relay does, from the checks to the
+//! backends, the sessions and the MCP server. The addon (the crate at the repository's root)
+//! only converts between JS values and these types (docs/ARCHITECTURE.md §1); its `napi`
+//! feature gives the request type its napi form where it is defined, and nothing else here uses
+//! napi.
 
 pub mod backend;
 pub mod backends;
@@ -19,6 +21,8 @@ pub mod git;
 pub mod limits;
 pub mod lines;
 pub mod mcp;
+#[cfg(feature = "napi")]
+mod napi_values;
 pub mod node_errors;
 pub mod paths;
 pub mod registry;

@@ -12,7 +12,7 @@ use futures_util::future::join_all;
 use crate::errors::RelayFailure;
 use crate::registry::Registry;
 use crate::relay::{
-    check_backend, checked, prepare_run, run_backend, warn_about_diff, CallContext, RelayOptions,
+    check_backend, checked, prepare_run, run_backend, CallContext, Prepared, RelayRequest,
 };
 
 /// How one backend of the call settled.
@@ -22,21 +22,23 @@ pub struct BackendOutcome {
     pub outcome: Result<String, RelayFailure>,
 }
 
-/// Runs `options` on every backend of `backends` (in that order in the result; a name given
-/// twice runs twice). `options.backend` is ignored.
+/// Runs `request` on every backend of `backends` (in that order in the result; a name given
+/// twice runs twice). `request.backend` is ignored.
 pub async fn relay_all(
     registry: Registry,
-    options: RelayOptions,
+    request: RelayRequest,
     backends: Vec<String>,
     call: CallContext,
 ) -> Result<Vec<BackendOutcome>, RelayFailure> {
-    let (targets, request, _, diff) = prepare_run(
+    let Prepared {
+        backend: targets,
+        request,
+        diff,
+        ..
+    } = prepare_run(
         &registry,
-        options,
-        &call.env,
-        &call.cwd,
-        &call.link,
-        &call.cancel,
+        request,
+        call.caller(),
         |registry, sandbox| {
             Ok(backends
                 .into_iter()
@@ -50,8 +52,8 @@ pub async fn relay_all(
         |_| None,
     )
     .await?;
-    warn_about_diff(&call, diff).await;
-    let (deadline, schema) = (request.deadline.clone(), request.schema.clone());
+    call.warn_about_diff(diff).await;
+    let (deadline, schema) = (request.terms.deadline.clone(), request.terms.schema.clone());
     let runs = targets.into_iter().map(|(name, backend)| {
         let request = request.clone();
         let (deadline, schema) = (&deadline, &schema);

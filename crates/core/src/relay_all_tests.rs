@@ -10,7 +10,7 @@ use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::env::Env;
 use crate::errors::{BackendFailureKind, RelayError};
 use crate::limits::SANDBOX_MODES;
-use crate::relay::Warn;
+use crate::relay::{RelayRequest, Warn};
 use crate::stream::ChunkSink;
 
 /// Answers (or fails) after `delay`, recording the prompts it got.
@@ -85,11 +85,11 @@ fn call(cancel: CancellationToken) -> CallContext {
     }
 }
 
-fn options(prompt: &str) -> RelayOptions {
-    RelayOptions {
-        prompt: prompt.into(),
+fn options(prompt: &str) -> RelayRequest {
+    RelayRequest {
+        prompt: Some(prompt.into()),
         repo_path: "/tmp".into(),
-        ..RelayOptions::default()
+        ..RelayRequest::default()
     }
 }
 

@@ -163,41 +163,6 @@ pub fn strip_json_fence(text: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn json_options_take_the_schema_itself_or_its_text() {
-        use crate::relay::{RelayOptions, ReviewOptions};
-        let relay = |schema: Value| {
-            serde_json::from_value::<RelayOptions>(
-                serde_json::json!({ "prompt": "p", "schema": schema }),
-            )
-            .map(|options| options.schema)
-        };
-        // Key order is kept: the prompt shows the schema as written.
-        assert_eq!(
-            relay(serde_json::json!({ "type": "object", "required": ["a"] })).ok(),
-            Some(Some(r#"{"type":"object","required":["a"]}"#.to_string()))
-        );
-        assert_eq!(
-            relay(Value::String(r#"{"type":"string"}"#.into())).ok(),
-            Some(Some(r#"{"type":"string"}"#.to_string()))
-        );
-        assert_eq!(
-            relay(Value::Bool(true)).ok(),
-            Some(Some("true".to_string()))
-        );
-        assert_eq!(relay(Value::Null).ok(), Some(None));
-        assert!(relay(serde_json::json!(5)).is_err());
-        let absent = serde_json::from_value::<RelayOptions>(serde_json::json!({ "prompt": "p" }));
-        assert_eq!(absent.ok().map(|options| options.schema), Some(None));
-        let review = serde_json::from_value::<ReviewOptions>(
-            serde_json::json!({ "schema": { "type": "string" } }),
-        );
-        assert_eq!(
-            review.ok().and_then(|options| options.schema),
-            Some(r#"{"type":"string"}"#.to_string())
-        );
-    }
-
     use super::*;
 
     const SCHEMA: &str = r#"{"type":"object","required":["answer"],"properties":{"answer":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}}}}"#;

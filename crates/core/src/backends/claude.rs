@@ -254,21 +254,22 @@ impl Cli for Claude {
         // `-p` without a prompt reads the prompt from stdin to its end: no argv limit, and a
         // prompt starting with `-` cannot be taken for a flag.
         let mut args: Vec<OsString> = vec!["-p".into(), "--output-format".into()];
-        if request.chunks.is_streaming() {
+        if request.terms.chunks.is_streaming() {
             args.extend(
                 ["stream-json", "--verbose", "--include-partial-messages"].map(OsString::from),
             );
         } else {
             args.push("json".into());
         }
-        args.extend(["--add-dir".into(), request.repo_path.clone().into()]);
-        if let Some(model) = named_model(&request.model) {
+        args.extend(["--add-dir".into(), request.terms.repo_path.clone().into()]);
+        if let Some(model) = named_model(&request.terms.model) {
             // One argument: a model name starting with `-` stays a value.
             args.push(format!("--model={model}").into());
         }
         // claude's structured output (a `StructuredOutput` tool it makes the model call). In argv,
         // so only a schema well under the 128 KiB argument limit; the prompt carries it anyway.
         if let Some(schema) = request
+            .terms
             .schema
             .as_deref()
             .filter(|schema| schema.text().len() <= MAX_SCHEMA_ARGUMENT_BYTES)
@@ -276,7 +277,7 @@ impl Cli for Claude {
             args.extend(["--json-schema".into(), schema.text().into()]);
         }
         args.extend(
-            sandbox_args(&request.sandbox)
+            sandbox_args(&request.terms.sandbox)
                 .into_iter()
                 .map(OsString::from),
         );

@@ -99,11 +99,11 @@ impl<C: Cli> Backend for CliBackend<C> {
 
     fn plan(&self, request: &RunRequest) -> Plan {
         let env = C::child_env(
-            request.env.clone(),
-            &request.sandbox,
-            request.deadline.remaining(),
+            request.terms.env.clone(),
+            &request.terms.sandbox,
+            request.terms.deadline.remaining(),
         );
-        label::<C>().plan(C::args(request), &request.repo_path, env, true)
+        label::<C>().plan(C::args(request), &request.terms.repo_path, env, true)
     }
 }
 
@@ -118,7 +118,7 @@ fn label<C: Cli>() -> CliLabel<'static> {
 
 async fn run<C: Cli>(request: RunRequest, cancel: CancellationToken) -> BackendResult {
     let label = label::<C>();
-    let program = label.locate(&request.env)?;
+    let program = label.locate(&request.terms.env)?;
     run_found::<C>(request, program.clone(), &cancel)
         .await
         .map_err(|failure| label.explained(failure, &program))
@@ -132,12 +132,12 @@ async fn run_found<C: Cli>(
 ) -> BackendResult {
     let label = label::<C>();
     // One reading serves the child's environment and its timeout alike.
-    let remaining = request.deadline.remaining();
+    let remaining = request.terms.deadline.remaining();
     let spec = ProcessSpec {
         program,
         args: C::args(&request),
-        cwd: request.repo_path.into(),
-        env: C::child_env(request.env, &request.sandbox, remaining),
+        cwd: request.terms.repo_path.into(),
+        env: C::child_env(request.terms.env, &request.terms.sandbox, remaining),
         stdin: StdinSource::Bytes(request.prompt.into_bytes()),
         timeout: remaining,
         output_limit: MAX_OUTPUT_BYTES,
@@ -147,7 +147,7 @@ async fn run_found<C: Cli>(
     let run = run_with_events(
         spec,
         &mut events,
-        &request.chunks,
+        &request.terms.chunks,
         C::STDOUT_PIPE_BYTES,
         cancel,
     )
@@ -155,7 +155,7 @@ async fn run_found<C: Cli>(
     let ending = events.end();
     // Stopped: what its events said last (a failure they reported) goes with the time-out.
     let mut output =
-        run.map_err(|e| label.process_failure(e, request.timeout, ending.failed.as_deref()))?;
+        run.map_err(|e| label.process_failure(e, request.terms.timeout, ending.failed.as_deref()))?;
     if let (Some(session), Some(id)) = (&request.session, ending.session_id) {
         session.reported.set(id);
     }

@@ -16,20 +16,18 @@ use super::builtin;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest,
-    RunRequest,
+    RunRequest, Terms,
 };
 use crate::bounded_text::Measured;
 use crate::bounded_text::ReadStopped;
-use crate::deadline::{Deadline, Stop, Timeout};
+use crate::deadline::Stop;
 use crate::descriptors::when_available;
 use crate::env::Env;
 use crate::errors::BackendFailureKind;
 use crate::git::check_base;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
-use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
-use crate::stream::ChunkSink;
 use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
 use crate::text::js_trim;
 
@@ -60,30 +58,17 @@ impl Default for Codex {
 /// One codex invocation: the options before the subcommand, then what follows them.
 struct Invocation<'a> {
     label: &'a CliLabel<'a>,
-    repo_path: &'a str,
-    sandbox: &'a str,
-    model: Option<&'a str>,
-    env: &'a Env,
-    timeout: Timeout,
-    deadline: &'a Deadline,
+    terms: &'a Terms,
     tail: Vec<OsString>,
-    /// Passed as `--output-schema` (codex's structured output).
-    schema: Option<&'a Schema>,
     /// The session the run belongs to: its thread id is reported from `thread.started`.
     session: Option<&'a SessionTurn>,
-    chunks: &'a ChunkSink,
 }
 
 /// `codex exec … -`: the envelope comes on stdin.
 fn exec(request: &RunRequest) -> Invocation<'_> {
     Invocation {
         label: &EXEC,
-        repo_path: &request.repo_path,
-        sandbox: &request.sandbox,
-        model: named_model(&request.model),
-        env: &request.env,
-        timeout: request.timeout,
-        deadline: &request.deadline,
+        terms: &request.terms,
         // `-`: read the whole prompt from stdin (an argument is capped at 128 KiB). A session
         // is continued with `resume <id>` after the exec options, which the resumed thread
         // honours (verified with 0.169: the repository, the sandbox and the schema).
@@ -91,31 +76,22 @@ fn exec(request: &RunRequest) -> Invocation<'_> {
             Some(id) => vec!["resume".into(), id.into(), "-".into()],
             None => vec!["-".into()],
         },
-        schema: request.schema.as_deref(),
         session: request.session.as_ref(),
-        chunks: &request.chunks,
     }
 }
 
-/// `codex exec … review --base B`: nothing on stdin.
+/// `codex exec … review --base B`: nothing on stdin. A review with a schema (`--output-schema`)
+/// takes the generic path (`relay::review`), so its terms carry none.
 fn review(request: &ReviewRequest) -> Invocation<'_> {
     Invocation {
         label: &EXEC_REVIEW,
-        repo_path: &request.repo_path,
-        sandbox: &request.sandbox,
-        model: named_model(&request.model),
-        env: &request.env,
-        timeout: request.timeout,
-        deadline: &request.deadline,
+        terms: &request.terms,
         tail: vec![
             "review".into(),
             "--base".into(),
             request.base.clone().into(),
         ],
-        // A review with a schema takes the generic path (`relay::native_review`).
-        schema: None,
         session: None,
-        chunks: &request.chunks,
     }
 }
 
@@ -245,6 +221,11 @@ impl AnswerDir {
     fn file(&self) -> PathBuf {
         self.folder.join(ANSWER_FILE_NAME)
     }
+
+    /// Where a schema goes (`--output-schema`), when there is one.
+    fn schema_file(&self) -> PathBuf {
+        self.folder.join(SCHEMA_FILE_NAME)
+    }
 }
 
 impl Drop for AnswerDir {
@@ -280,19 +261,19 @@ fn arguments(invocation: &Invocation<'_>, answer_file: &Path, schema_file: &Path
     let mut args: Vec<OsString> = vec![
         "exec".into(),
         "-C".into(),
-        invocation.repo_path.into(),
+        invocation.terms.repo_path.as_str().into(),
         "--skip-git-repo-check".into(),
         "--sandbox".into(),
-        invocation.sandbox.into(),
+        invocation.terms.sandbox.as_str().into(),
         "--output-last-message".into(),
         answer_file.into(),
         // Events on stdout, one JSON object a line: the stream's source.
         "--json".into(),
     ];
-    if invocation.schema.is_some() {
+    if invocation.terms.schema.as_deref().is_some() {
         args.extend(["--output-schema".into(), schema_file.into()]);
     }
-    if let Some(model) = invocation.model {
+    if let Some(model) = named_model(&invocation.terms.model) {
         args.extend(["-m".into(), model.into()]);
     }
     args.extend(invocation.tail.iter().cloned());
@@ -302,7 +283,7 @@ fn arguments(invocation: &Invocation<'_>, answer_file: &Path, schema_file: &Path
 /// What [`invoke`] would run; the answer folder, made only for a real run, is shown by its
 /// name pattern.
 fn plan(invocation: &Invocation<'_>, envelope_on_stdin: bool) -> Plan {
-    let folder = temp_root(invocation.env).join(format!("{ANSWER_DIR_PREFIX}XXXXXX"));
+    let folder = temp_root(&invocation.terms.env).join(format!("{ANSWER_DIR_PREFIX}XXXXXX"));
     let args = arguments(
         invocation,
         &folder.join(ANSWER_FILE_NAME),
@@ -310,8 +291,8 @@ fn plan(invocation: &Invocation<'_>, envelope_on_stdin: bool) -> Plan {
     );
     invocation.label.plan(
         args,
-        invocation.repo_path,
-        invocation.env.clone(),
+        invocation.terms.repo_path.as_str(),
+        invocation.terms.env.clone(),
         envelope_on_stdin,
     )
 }
@@ -322,7 +303,7 @@ async fn invoke(
     cancel: &CancellationToken,
 ) -> BackendResult {
     let label = invocation.label;
-    let program = label.locate(invocation.env)?;
+    let program = label.locate(&invocation.terms.env)?;
     invoke_found(invocation, program.clone(), stdin, cancel)
         .await
         .map_err(|failure| label.explained(failure, &program))
@@ -336,47 +317,25 @@ async fn invoke_found(
     cancel: &CancellationToken,
 ) -> BackendResult {
     let label = invocation.label;
-    // Its files need descriptors: in a burst of relays, it waits for others to free theirs.
-    let until = tokio::time::Instant::now() + invocation.deadline.remaining();
-    // Removed on every path when dropped, cancellation included.
-    let answer_dir = when_available(until, cancel, || AnswerDir::create(invocation.env))
-        .await
-        .ok_or(BackendFailure::Cancelled)?
-        .map_err(|e| {
-            BackendFailure::reported(
-                BackendFailureKind::Failed,
-                format!("{} could not make a temp folder: {e}", label.command),
-            )
-        })?;
+    let answer_dir = answer_dir(&invocation, cancel).await?;
     let answer_file = answer_dir.file();
-    let schema_file = answer_dir.folder.join(SCHEMA_FILE_NAME);
-    if let Some(schema) = invocation.schema {
-        let written = when_available(until, cancel, || write_private(&schema_file, schema.text()))
-            .await
-            .ok_or(BackendFailure::Cancelled)?;
-        written.map_err(|e| {
-            BackendFailure::reported(
-                BackendFailureKind::Failed,
-                format!("{} could not write its schema file: {e}", label.command),
-            )
-        })?;
-    }
-    let args = arguments(&invocation, &answer_file, &schema_file);
+    let args = arguments(&invocation, &answer_file, &answer_dir.schema_file());
     let spec = ProcessSpec {
         program,
         args,
-        cwd: invocation.repo_path.into(),
-        env: invocation.env.clone(),
+        cwd: invocation.terms.repo_path.as_str().into(),
+        env: invocation.terms.env.clone(),
         stdin,
-        timeout: invocation.deadline.remaining(),
+        timeout: invocation.terms.deadline.remaining(),
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: vec![answer_dir.folder.clone()],
     };
     let mut events = CodexEvents::default();
-    let run = run_with_events(spec, &mut events, invocation.chunks, None, cancel).await;
+    let run = run_with_events(spec, &mut events, &invocation.terms.chunks, None, cancel).await;
     // Stopped: its last error event (`Reconnecting... 2/5 (…)`) says why it did not finish.
-    let mut output = run
-        .map_err(|e| label.process_failure(e, invocation.timeout, events.last_error.as_deref()))?;
+    let mut output = run.map_err(|e| {
+        label.process_failure(e, invocation.terms.timeout, events.last_error.as_deref())
+    })?;
     if let (Some(session), Some(id)) = (invocation.session, &events.thread_id) {
         session.reported.set(id.as_str());
     }
@@ -389,45 +348,9 @@ async fn invoke_found(
     };
     // codex writes no file when it fails early: that is an empty answer, not an error.
     if output.code != Some(0) {
-        // Its own words, else its exit code: the answer file of a failed run is no reason.
-        // With `--json`, codex reports the failure in events on stdout, not on stderr.
-        let failure = events
-            .turn_failed
-            .as_deref()
-            .or(events.last_error.as_deref());
-        // Its failure events first: stderr holds its log and start-up warnings (`WARNING:
-        // proceeding, even though we could not create PATH aliases…`), seen to hide the reason.
-        let words = [
-            failure.unwrap_or_default(),
-            output.stderr.text.as_str(),
-            stdout.text.as_str(),
-        ];
-        return Err(label.exit_failure(&output, &words));
+        return Err(exit_failure(label, &output, &events, &stdout));
     }
-    let answer = match read_bounded_file(&answer_file, MAX_OUTPUT_BYTES, invocation.deadline).await
-    {
-        Ok(answer) => answer,
-        // codex writes no file when it has nothing to say.
-        Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Measured::default(),
-        // A read error is not an empty answer; the original's words (for review too).
-        Err(ReadStopped::Io(e)) => {
-            return Err(BackendFailure::reported(
-                BackendFailureKind::Failed,
-                // As the original printed Node's error (`String(err)`).
-                format!(
-                    "Failed reading Codex output file: Error: {}",
-                    crate::node_errors::read_file_error(&e, &answer_file.to_string_lossy())
-                ),
-            ));
-        }
-        Err(ReadStopped::Deadline(Stop::Cancelled)) => return Err(BackendFailure::Cancelled),
-        Err(ReadStopped::Deadline(Stop::TimedOut)) => {
-            let stopped = ProcessError::TimedOut {
-                stderr: Measured::default(),
-            };
-            return Err(label.process_failure(stopped, invocation.timeout, None));
-        }
-    };
+    let answer = read_answer(label, &answer_file, invocation.terms).await?;
     let best = [answer, stdout]
         .into_iter()
         .find(|text: &Measured| text.trimmed_len > 0);
@@ -437,6 +360,93 @@ async fn invoke_found(
             BackendFailureKind::NoOutput,
             format!("{} completed without producing feedback", label.command),
         )),
+    }
+}
+
+/// The run's private folder, holding its schema file when it has a schema; removed on every
+/// path when dropped, cancellation included. Its files need descriptors: in a burst of relays,
+/// it waits (within the deadline) for others to free theirs.
+async fn answer_dir(
+    invocation: &Invocation<'_>,
+    cancel: &CancellationToken,
+) -> Result<AnswerDir, BackendFailure> {
+    let command = invocation.label.command;
+    let until = tokio::time::Instant::now() + invocation.terms.deadline.remaining();
+    let answer_dir = when_available(until, cancel, || AnswerDir::create(&invocation.terms.env))
+        .await
+        .ok_or(BackendFailure::Cancelled)?
+        .map_err(|e| {
+            BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("{command} could not make a temp folder: {e}"),
+            )
+        })?;
+    if let Some(schema) = invocation.terms.schema.as_deref() {
+        let schema_file = answer_dir.schema_file();
+        let written = when_available(until, cancel, || write_private(&schema_file, schema.text()))
+            .await
+            .ok_or(BackendFailure::Cancelled)?;
+        written.map_err(|e| {
+            BackendFailure::reported(
+                BackendFailureKind::Failed,
+                format!("{command} could not write its schema file: {e}"),
+            )
+        })?;
+    }
+    Ok(answer_dir)
+}
+
+/// A run that exited with a failure: its own words, else its exit code (the answer file of a
+/// failed run is no reason). With `--json`, codex reports the failure in events on stdout, not
+/// on stderr.
+fn exit_failure(
+    label: &CliLabel<'_>,
+    output: &crate::subprocess::ProcessOutput,
+    events: &CodexEvents,
+    stdout: &Measured,
+) -> BackendFailure {
+    let failure = events
+        .turn_failed
+        .as_deref()
+        .or(events.last_error.as_deref());
+    // Its failure events first: stderr holds its log and start-up warnings (`WARNING:
+    // proceeding, even though we could not create PATH aliases…`), seen to hide the reason.
+    let words = [
+        failure.unwrap_or_default(),
+        output.stderr.text.as_str(),
+        stdout.text.as_str(),
+    ];
+    label.exit_failure(output, &words)
+}
+
+/// The answer file (`--output-last-message`), read within the call's deadline; none is an
+/// empty answer: codex writes none when it has nothing to say.
+async fn read_answer(
+    label: &CliLabel<'_>,
+    answer_file: &Path,
+    terms: &Terms,
+) -> Result<Measured, BackendFailure> {
+    match read_bounded_file(answer_file, MAX_OUTPUT_BYTES, &terms.deadline).await {
+        Ok(answer) => Ok(answer),
+        Err(ReadStopped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Measured::default())
+        }
+        // A read error is not an empty answer; the original's words (for review too), as it
+        // printed Node's error (`String(err)`).
+        Err(ReadStopped::Io(e)) => Err(BackendFailure::reported(
+            BackendFailureKind::Failed,
+            format!(
+                "Failed reading Codex output file: Error: {}",
+                crate::node_errors::read_file_error(&e, &answer_file.to_string_lossy())
+            ),
+        )),
+        Err(ReadStopped::Deadline(Stop::Cancelled)) => Err(BackendFailure::Cancelled),
+        Err(ReadStopped::Deadline(Stop::TimedOut)) => {
+            let stopped = ProcessError::TimedOut {
+                stderr: Measured::default(),
+            };
+            Err(label.process_failure(stopped, terms.timeout, None))
+        }
     }
 }
 

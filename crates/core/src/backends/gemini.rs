@@ -156,7 +156,7 @@ impl Cli for Gemini {
     fn args(request: &RunRequest) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
             "--approval-mode".into(),
-            approval_mode(&request.sandbox).into(),
+            approval_mode(&request.terms.sandbox).into(),
             // The caller chose this repository; headless gemini refuses untrusted folders.
             "--skip-trust".into(),
             // No `--include-directories`: the cwd (the repository) is already gemini's
@@ -164,7 +164,7 @@ impl Cli for Gemini {
             "--output-format".into(),
             "stream-json".into(),
         ];
-        if let Some(model) = named_model(&request.model) {
+        if let Some(model) = named_model(&request.terms.model) {
             args.extend(["-m".into(), model.into()]);
         }
         // Sessions are gemini's own, per project folder (the repository): `--session-id <uuid>`

@@ -128,7 +128,7 @@ struct ChatMessage<'a> {
 }
 
 fn ollama_host_of(request: &RunRequest) -> Option<&str> {
-    crate::env::var(&request.env, "OLLAMA_HOST")
+    crate::env::var(&request.terms.env, "OLLAMA_HOST")
 }
 
 fn chat_url(base: &str) -> String {
@@ -151,8 +151,8 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
                 content: &request.prompt,
             }])
             .collect(),
-        stream: request.chunks.is_streaming(),
-        format: request.schema.as_deref().map(Schema::value),
+        stream: request.terms.chunks.is_streaming(),
+        format: request.terms.schema.as_deref().map(Schema::value),
     }
 }
 
@@ -160,12 +160,13 @@ async fn chat(request: &RunRequest) -> BackendResult {
     let base = ollama_host::request_url(ollama_host_of(request));
     let body = chat_request(request);
     let client = client()?;
-    let exchange = exchange(&client, &base, &body, &request.chunks);
-    match tokio::time::timeout(request.deadline.remaining(), exchange).await {
+    let exchange = exchange(&client, &base, &body, &request.terms.chunks);
+    match tokio::time::timeout(request.terms.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => {
             // The probe, too, ends with the call's deadline.
             match request
+                .terms
                 .deadline
                 .bound(transport_failure(&client, request, &base, &err))
                 .await
@@ -215,7 +216,10 @@ fn client() -> Result<reqwest::Client, BackendFailure> {
 fn timed_out(request: &RunRequest) -> BackendFailure {
     BackendFailure::reported(
         BackendFailureKind::Timeout,
-        format!("Ollama timed out after {}s", request.timeout.display()),
+        format!(
+            "Ollama timed out after {}s",
+            request.terms.timeout.display()
+        ),
     )
 }
 
@@ -224,9 +228,10 @@ fn timed_out(request: &RunRequest) -> BackendFailure {
 /// `OLLAMA_MODEL`.
 fn model(request: &RunRequest) -> Option<&str> {
     request
+        .terms
         .model
         .as_deref()
-        .or_else(|| crate::env::var(&request.env, "OLLAMA_MODEL"))
+        .or_else(|| crate::env::var(&request.terms.env, "OLLAMA_MODEL"))
         .filter(|model| !model.is_empty())
 }
 
@@ -465,17 +470,21 @@ mod tests {
         env.insert("PATH".into(), "/usr/bin".into());
         RunRequest {
             prompt: "What is 2+2?".into(),
+            terms: terms(env, timeout_seconds),
+            session: None,
+        }
+    }
+
+    fn terms(env: Env, timeout_seconds: f64) -> crate::backend::Terms {
+        let timeout = Timeout::from_seconds(timeout_seconds).expect("valid timeout");
+        crate::backend::Terms {
             repo_path: "/tmp".into(),
-            timeout: Timeout::from_seconds(timeout_seconds).expect("valid timeout"),
-            deadline: crate::deadline::Deadline::starting_now(
-                Timeout::from_seconds(timeout_seconds).expect("valid timeout"),
-                CancellationToken::new(),
-            ),
+            timeout,
+            deadline: crate::deadline::Deadline::starting_now(timeout, CancellationToken::new()),
             sandbox: "read-only".into(),
             model: None,
             env,
             schema: None,
-            session: None,
             chunks: crate::stream::ChunkSink::discard(),
             link: crate::backend::CallLink::default(),
         }
@@ -549,21 +558,9 @@ mod tests {
             ["read-only", "workspace-write", "danger-full-access"]
         );
         let review = ReviewRequest {
-            repo_path: "/tmp".into(),
-            timeout: Timeout::from_seconds(1.0).expect("valid timeout"),
-            deadline: crate::deadline::Deadline::starting_now(
-                Timeout::from_seconds(1.0).expect("valid timeout"),
-                CancellationToken::new(),
-            ),
-            sandbox: "read-only".into(),
-            model: None,
-            env: Env::new(),
+            terms: terms(Env::new(), 1.0),
             base: "main".into(),
             prompt: None,
-            schema: None,
-            verdict: false,
-            chunks: crate::stream::ChunkSink::discard(),
-            link: crate::backend::CallLink::default(),
         };
         assert!(backend.review(&review, CancellationToken::new()).is_none());
     }
@@ -572,8 +569,10 @@ mod tests {
     async fn posts_the_prompt_and_answers_the_trimmed_content() {
         let server = TestServer::start(|_| chat_reply("\u{FEFF}\n  4 \u{3000}\r\n")).await;
         let mut req = request(&server.url(), 30.0);
-        req.model = Some("llama3.2".into());
-        req.env.insert("OLLAMA_MODEL".into(), "ignored".into());
+        req.terms.model = Some("llama3.2".into());
+        req.terms
+            .env
+            .insert("OLLAMA_MODEL".into(), "ignored".into());
         assert_eq!(run(req).await, Ok("4".to_string()));
         let received = server.received();
         assert_eq!(received.len(), 1);
@@ -609,6 +608,7 @@ mod tests {
         let server = TestServer::start(|_| chat_reply("ok")).await;
         let mut with_env = request(&server.url(), 30.0);
         with_env
+            .terms
             .env
             .insert("OLLAMA_MODEL".into(), "qwen2.5-coder".into());
         assert_eq!(run(with_env).await, Ok("ok".to_string()));
@@ -618,8 +618,11 @@ mod tests {
         );
         // `model: ''` is no model at all, not "fall back to OLLAMA_MODEL" (the original's `??`).
         let mut emptied = request(&server.url(), 30.0);
-        emptied.model = Some(String::new());
-        emptied.env.insert("OLLAMA_MODEL".into(), "ignored".into());
+        emptied.terms.model = Some(String::new());
+        emptied
+            .terms
+            .env
+            .insert("OLLAMA_MODEL".into(), "ignored".into());
         assert_eq!(run(emptied).await, Ok("ok".to_string()));
         let bodies: Vec<serde_json::Value> = server
             .received()
@@ -890,7 +893,7 @@ mod tests {
         cancel: &CancellationToken,
     ) -> (tokio::task::JoinHandle<BackendResult>, ChunkSource) {
         let (sink, source) = chunk_channel();
-        req.chunks = sink;
+        req.terms.chunks = sink;
         let running = tokio::spawn(Arc::new(OllamaBackend::default()).run(req, cancel.clone()));
         (running, source)
     }

@@ -186,13 +186,13 @@ impl Cli for Opencode {
         let mut args: Vec<OsString> = ["run", "--format", "json", "--dir"]
             .map(OsString::from)
             .into();
-        args.push(request.repo_path.clone().into());
+        args.push(request.terms.repo_path.clone().into());
         args.extend(["--title".into(), TITLE.into()]);
-        if let Some(model) = named_model(&request.model) {
+        if let Some(model) = named_model(&request.terms.model) {
             // One argument: a model name starting with `-` stays a value.
             args.push(format!("--model={model}").into());
         }
-        if permission(&request.sandbox).is_none() {
+        if permission(&request.terms.sandbox).is_none() {
             args.push("--auto".into());
         }
         // `--session <id>` continues a session (its id from the first run's events).

@@ -2,6 +2,7 @@
 //! `backends` over the Model Context Protocol, built on the official Rust SDK (`rmcp`). Free of
 //! napi: the bindings only hand it the process's stdio, environment and working directory.
 
+mod arguments;
 mod context_files;
 mod long_answers;
 mod server;

@@ -2,7 +2,6 @@
 //! derived from them), `backends` says what `doctor` knows. A relay's failure is a tool result
 //! with `isError` and the code, never a protocol error: the calling agent should read it.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,6 +23,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::arguments::{RelayArguments, ReviewArguments};
 use super::context_files::ContextFiles;
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
 use super::task_form::{extension_task, TaskForm, TaskLink};
@@ -35,9 +35,17 @@ use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
 use crate::errors::{shown, RelayFailure};
 use crate::limits::DEFAULT_BACKEND;
-use crate::registry::Registry;
-use crate::relay::{self, CallContext, RelayOptions, ReviewOptions};
+use crate::relay::{self, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
+
+/// What rmcp hands a tool call besides its arguments.
+struct ToolCall {
+    meta: RequestMetaObject,
+    peer: Peer<RoleServer>,
+    /// Fired when the client cancels the request.
+    request: CancellationToken,
+    extensions: Extensions,
+}
 
 /// What `relay` and `review` return as structured content (also on failure, with `isError`).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -111,24 +119,31 @@ impl RelayServer {
         }
     }
 
-    /// Runs one relay: streamed as progress notifications when the client asked for them
-    /// (a progress token), and counted in its task's status when it runs as one; stopped when
-    /// the client cancels the request (or the task) or the server stops; its result names
-    /// `backend` (the default when absent).
-    async fn run<F, W>(
+    /// Runs one relay or review: streamed as progress notifications when the client asked for
+    /// them (a progress token), and counted in its task's status when it runs as one; stopped
+    /// when the client cancels the request (or the task) or the server stops; its result names
+    /// the backend (the default when none is named). A relay's context file must be one the
+    /// server may read (context_files.rs).
+    async fn run(
         &self,
-        backend: Option<&str>,
-        meta: RequestMetaObject,
-        peer: Peer<RoleServer>,
-        request: CancellationToken,
-        extensions: Extensions,
-        work: W,
-    ) -> CallToolResult
-    where
-        W: FnOnce(Registry, CallContext) -> F,
-        F: Future<Output = Result<String, RelayFailure>> + Send,
-    {
-        let backend = backend.unwrap_or(DEFAULT_BACKEND).to_string();
+        operation: Operation,
+        options: RelayRequest,
+        ToolCall {
+            meta,
+            peer,
+            request,
+            extensions,
+        }: ToolCall,
+    ) -> CallToolResult {
+        let backend = options
+            .backend
+            .as_deref()
+            .unwrap_or(DEFAULT_BACKEND)
+            .to_string();
+        let context_file = options.context_file.as_deref().map(|file| {
+            self.context_files
+                .check(file, &options.repo_path, &self.config.cwd)
+        });
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
         let task = extensions.get::<TaskLink>().cloned();
@@ -147,9 +162,17 @@ impl RelayServer {
             link: CallLink::default(),
             chunks,
         };
-        let relay = self
-            .tracker
-            .track_future(work(self.config.registry.clone(), call));
+        let registry = self.config.registry.clone();
+        let work = async move {
+            match operation {
+                Operation::Review => relay::review_relay(registry, options, call).await,
+                Operation::Relay | Operation::RelayAll => {
+                    context_file.transpose().map_err(RelayFailure::from)?;
+                    relay::relay(registry, options, call).await
+                }
+            }
+        };
+        let relay = self.tracker.track_future(work);
         let status = task.map(|task| (self.tasks.clone(), task.id));
         let forward = forward_progress(peer, progress, status, source);
         // A cancelled request fires the relay's token; the relay is not dropped but left to stop
@@ -296,29 +319,19 @@ impl RelayServer {
     )]
     async fn relay(
         &self,
-        Parameters(options): Parameters<RelayOptions>,
+        Parameters(RelayArguments(options)): Parameters<RelayArguments>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
         extensions: Extensions,
     ) -> CallToolResult {
-        let backend = options.backend.clone();
-        let context_file = options.context_file.as_deref().map(|file| {
-            self.context_files
-                .check(file, &options.repo_path, &self.config.cwd)
-        });
-        self.run(
-            backend.as_deref(),
+        let call = ToolCall {
             meta,
             peer,
             request,
             extensions,
-            |registry, call| async move {
-                context_file.transpose().map_err(RelayFailure::from)?;
-                relay::relay(registry, options, call).await
-            },
-        )
-        .await
+        };
+        self.run(Operation::Relay, options, call).await
     }
 
     /// Ask a backend to review the changes between a base and HEAD.
@@ -329,22 +342,19 @@ impl RelayServer {
     )]
     async fn review(
         &self,
-        Parameters(options): Parameters<ReviewOptions>,
+        Parameters(ReviewArguments(options)): Parameters<ReviewArguments>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         request: CancellationToken,
         extensions: Extensions,
     ) -> CallToolResult {
-        let backend = options.backend.clone();
-        self.run(
-            backend.as_deref(),
+        let call = ToolCall {
             meta,
             peer,
             request,
             extensions,
-            |registry, call| relay::review_relay(registry, options, call),
-        )
-        .await
+        };
+        self.run(Operation::Review, options, call).await
     }
 
     /// Which backends are ready, and how to get the rest.

@@ -15,6 +15,7 @@ use super::*;
 use crate::backend::{Backend, BackendFailure, BackendFuture, Plan, RunRequest};
 use crate::backends::builtin::BUILTINS;
 use crate::limits::SANDBOX_MODES;
+use crate::relay::RelayRequest;
 
 /// Streams two chunks, then answers; or, called `hang`, waits for its cancellation.
 struct Talker {
@@ -43,8 +44,8 @@ impl Backend for Talker {
             if self.name == "long" {
                 return Ok(format!("{}é", "x".repeat(INLINE_ANSWER_BYTES + 50)));
             }
-            request.chunks.send("Hello, ".into()).await;
-            request.chunks.send("world".into()).await;
+            request.terms.chunks.send("Hello, ".into()).await;
+            request.terms.chunks.send("world".into()).await;
             Ok(format!(
                 "Hello, world ({} bytes asked)",
                 request.prompt.len()
@@ -253,6 +254,47 @@ async fn lists_the_three_tools_with_schemas_from_the_option_types() {
     assert!(review["properties"]["base"].is_object());
     assert!(review.get("required").is_none_or(|r| r == &json!([])));
     assert!(tools[1]["outputSchema"]["properties"]["answer"].is_object());
+}
+
+#[tokio::test]
+async fn each_tool_takes_only_its_own_calls_options() {
+    let mut client = Client::start().await;
+    let list = client.request(1, "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let names = |tool: &Value| -> Vec<String> {
+        tool["inputSchema"]["properties"]
+            .as_object()
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let (relay, review) = (names(&tools[1]), names(&tools[2]));
+    for name in RelayRequest::REVIEW_ONLY {
+        assert!(!relay.iter().any(|n| n == name) && review.iter().any(|n| n == name));
+    }
+    for name in RelayRequest::RELAY_ONLY {
+        assert!(relay.iter().any(|n| n == name) && !review.iter().any(|n| n == name));
+    }
+    // Given anyway, the other call's option is refused as rmcp refuses an unknown field.
+    for (id, tool, arguments, field) in [
+        (2, "relay", json!({ "prompt": "p", "base": "main" }), "base"),
+        (
+            3,
+            "review",
+            json!({ "contextFile": "notes.md" }),
+            "contextFile",
+        ),
+    ] {
+        let params = json!({ "name": tool, "arguments": arguments });
+        let refused = client.request(id, "tools/call", params).await;
+        assert_eq!(refused["result"]["isError"], json!(true), "{refused}");
+        let message = refused["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("");
+        assert!(
+            message.contains(&format!("unknown field `{field}`")),
+            "{message}"
+        );
+    }
 }
 
 /// The built-in backends a text names, among every name the table has.

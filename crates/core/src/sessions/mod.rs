@@ -154,17 +154,56 @@ pub fn check_id(what: &str, id: &str) -> Result<(), RelayError> {
     Ok(())
 }
 
-/// Looks `label` up and checks it may be used by `backend` in `repo_path`; reading the store
-/// is bounded by `deadline`.
+/// A session the store has may be used only by its backend in its repository, and attached to
+/// no other backend session than its own.
+fn check_existing(
+    session: &Session,
+    adopted: Option<&str>,
+    user: User<'_>,
+) -> Result<(), RelayError> {
+    let User {
+        backend, repo_path, ..
+    } = user;
+    let label = &session.id;
+    if session.backend != backend || session.repo_path != repo_path {
+        return Err(session_error(format!(
+            "Session {label} belongs to backend {} in {}; it cannot be used with {backend} in {repo_path}",
+            session.backend, session.repo_path
+        )));
+    }
+    if let (Some(adopted), Some(known)) = (adopted, &session.backend_session_id) {
+        if adopted != known {
+            return Err(session_error(format!(
+                "Session {label} is already attached to {backend} session {known}, not {adopted}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Who would use a session: a backend, which continues conversations its own way, in a
+/// repository.
+#[derive(Debug, Clone, Copy)]
+pub struct User<'a> {
+    pub backend: &'a str,
+    pub strategy: ResumeStrategy,
+    pub repo_path: &'a str,
+}
+
+/// Looks `label` up and checks it may be used by `user` (and `adopted`, the backend's own
+/// session id, with it); reading the store is bounded by `deadline`.
 pub async fn prepare(
     deadline: &Deadline,
     store: Store,
     label: Option<&str>,
     adopted: Option<&str>,
-    backend: &str,
-    strategy: ResumeStrategy,
-    repo_path: &str,
+    user: User<'_>,
 ) -> Result<Option<Pending>, RelayError> {
+    let User {
+        backend,
+        strategy,
+        repo_path,
+    } = user;
     if let Some(id) = adopted {
         check_id("backend session id", id)?;
         if strategy != ResumeStrategy::NativeSession {
@@ -185,19 +224,7 @@ pub async fn prepare(
     let loaded = store.read(deadline).await?;
     let existing = loaded.sessions.into_iter().find(|s| s.id == label);
     if let Some(session) = &existing {
-        if session.backend != backend || session.repo_path != repo_path {
-            return Err(session_error(format!(
-                "Session {label} belongs to backend {} in {}; it cannot be used with {backend} in {repo_path}",
-                session.backend, session.repo_path
-            )));
-        }
-        if let (Some(adopted), Some(known)) = (adopted, &session.backend_session_id) {
-            if adopted != known {
-                return Err(session_error(format!(
-                    "Session {label} is already attached to {backend} session {known}, not {adopted}"
-                )));
-            }
-        }
+        check_existing(session, adopted, user)?;
     }
     let resume = adopted
         .map(str::to_string)
@@ -519,9 +546,11 @@ mod tests {
             store,
             Some("talk"),
             None,
-            "b",
-            strategy,
-            "/repo",
+            User {
+                backend: "b",
+                strategy,
+                repo_path: "/repo",
+            },
         )
         .await
         .expect("prepare")

@@ -1,18 +1,18 @@
-//! `contextText` as the addon takes it: measured before it is copied, so a text over the limit
-//! is refused with its size without being copied into Rust first (BENCHMARKS.md, "Context over
-//! the limit, measured in place").
+//! The core's own types as napi takes them from JS, for the addon (the `napi` feature): napi's
+//! conversions must be implemented where the type is defined.
+//!
+//! `contextText` is measured before it is copied, so a text over the limit is refused with its
+//! size without being copied into Rust first (BENCHMARKS.md, "Context over the limit, measured
+//! in place").
 
 use std::ptr;
 
+use crate::context::ContextText;
+use crate::limits::MAX_CONTEXT_FILE_BYTES;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::{check_status, sys, Result};
-use relay_core::context::ContextText;
-use relay_core::limits::MAX_CONTEXT_FILE_BYTES;
 
-/// A JS string taken as [`ContextText`].
-pub struct NativeContextText(pub ContextText);
-
-impl TypeName for NativeContextText {
+impl TypeName for ContextText {
     fn type_name() -> &'static str {
         "String"
     }
@@ -22,9 +22,9 @@ impl TypeName for NativeContextText {
     }
 }
 
-impl ValidateNapiValue for NativeContextText {}
+impl ValidateNapiValue for ContextText {}
 
-impl FromNapiValue for NativeContextText {
+impl FromNapiValue for ContextText {
     unsafe fn from_napi_value(env: sys::napi_env, mut value: sys::napi_value) -> Result<Self> {
         let mut bytes = unsafe { utf8_len(env, value) }?;
         if bytes > MAX_CONTEXT_FILE_BYTES {
@@ -35,7 +35,7 @@ impl FromNapiValue for NativeContextText {
                 bytes = unsafe { utf8_len(env, trimmed) }?;
             }
             if bytes > MAX_CONTEXT_FILE_BYTES {
-                return Ok(NativeContextText(ContextText::Oversized(bytes)));
+                return Ok(ContextText::Oversized(bytes));
             }
             // Under the limit once trimmed: the trimmed text is copied, so no copy is ever
             // larger than the limit, however much whitespace surrounds it.
@@ -60,7 +60,7 @@ impl FromNapiValue for NativeContextText {
         // N-API writes UTF-8 (a lone surrogate becomes U+FFFD), as for any string option.
         let text = String::from_utf8(text)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(NativeContextText(ContextText::Text(text)))
+        Ok(ContextText::Text(text))
     }
 }
 

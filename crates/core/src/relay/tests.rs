@@ -1,10 +1,21 @@
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
+use tokio_util::sync::CancellationToken;
+
+use super::prepare::prepare_relay;
 use super::*;
-use crate::backend::{BackendFuture, Plan};
+use crate::backend::{
+    Backend, BackendFailure, BackendFuture, BackendResult, CallLink, Plan, ReviewRequest,
+    RunRequest,
+};
+use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::errors::{RelayError, RelayFailure};
 use crate::git::test_repo::{commit_all, git, repo_with_commit};
 use crate::limits::{DEPTH_ENV_VAR, MAX_CONTEXT_FILE_BYTES, SANDBOX_MODES};
+use crate::registry::Registry;
 
 /// A backend that answers from a script and records what it was asked.
 struct Scripted {
@@ -111,27 +122,25 @@ fn registry(backend: &Arc<Scripted>) -> Registry {
     Registry::new([fake])
 }
 
-fn options(repo: &str) -> RelayOptions {
-    RelayOptions {
-        prompt: "Check this".into(),
+fn options(repo: &str) -> RelayRequest {
+    RelayRequest {
+        prompt: Some("Check this".into()),
         repo_path: repo.into(),
         backend: Some("fake".into()),
-        ..RelayOptions::default()
+        ..RelayRequest::default()
     }
 }
 
 /// The code of what `prepare_relay` says to `options` ("ok" when it is ready to run).
-async fn code(registry: &Registry, options: RelayOptions, env: &Env) -> &'static str {
-    match prepare_relay(
-        registry,
-        options,
+async fn code(registry: &Registry, options: RelayRequest, env: &Env) -> &'static str {
+    let (link, cancel) = (CallLink::default(), CancellationToken::new());
+    let caller = Caller {
         env,
-        "/",
-        &CallLink::default(),
-        &CancellationToken::new(),
-    )
-    .await
-    {
+        cwd: "/",
+        link: &link,
+        cancel: &cancel,
+    };
+    match prepare_relay(registry, options, caller).await {
         Ok(_) => "ok",
         Err(RelayFailure::Relay(e)) => e.code().as_str(),
         Err(other) => panic!("expected a RelayError, got {other:?}"),
@@ -142,22 +151,22 @@ async fn code(registry: &Registry, options: RelayOptions, env: &Env) -> &'static
 async fn checks_run_in_the_contract_order() {
     let backend = Scripted::new("fake", Ok("ok".into()), None);
     let registry = registry(&backend);
-    let all_wrong = RelayOptions {
-        prompt: " \n".into(),
+    let all_wrong = RelayRequest {
+        prompt: Some(" \n".into()),
         repo_path: "/no/such/repo".into(),
         backend: Some("nope".into()),
         timeout_seconds: Some(0.0),
         sandbox: Some("bad".into()),
         context_file: Some("/x".into()),
         context_text: Some("y".into()),
-        ..RelayOptions::default()
+        ..RelayRequest::default()
     };
     let mut o = all_wrong.clone();
     assert_eq!(
         code(&registry, o.clone(), &env()).await,
         "ERR_PROMPT_REQUIRED"
     );
-    o.prompt = "p".into();
+    o.prompt = Some("p".into());
     assert_eq!(
         code(&registry, o.clone(), &env()).await,
         "ERR_INVALID_TIMEOUT"
@@ -182,11 +191,11 @@ async fn checks_run_in_the_contract_order() {
     o.context_text = None;
     assert_eq!(code(&registry, o.clone(), &env()).await, "ERR_CONTEXT_FILE");
     o.context_file = None;
-    o.prompt = "p".repeat(500_001);
+    o.prompt = Some("p".repeat(500_001));
     let mut nested = env();
     nested.insert(DEPTH_ENV_VAR.into(), "1".into());
     assert_eq!(code(&registry, o.clone(), &nested).await, "ERR_TOO_LARGE");
-    o.prompt = "p".into();
+    o.prompt = Some("p".into());
     assert_eq!(code(&registry, o, &nested).await, "ERR_DEPTH_LIMIT");
     assert!(
         backend.runs().is_empty(),
@@ -198,7 +207,7 @@ async fn checks_run_in_the_contract_order() {
 async fn timeouts_must_be_finite_and_positive() {
     let backend = Scripted::new("fake", Ok("ok".into()), None);
     for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let o = RelayOptions {
+        let o = RelayRequest {
             timeout_seconds: Some(bad),
             ..options("/")
         };
@@ -208,7 +217,7 @@ async fn timeouts_must_be_finite_and_positive() {
         );
     }
     for good in [0.001, 1e300] {
-        let o = RelayOptions {
+        let o = RelayRequest {
             timeout_seconds: Some(good),
             ..options("/")
         };
@@ -222,8 +231,8 @@ async fn a_relay_reaches_the_backend_with_the_envelope_and_a_raised_depth() {
     let repo = repo_with_commit("main");
     std::fs::write(repo.path().join("a.txt"), "changed\n").expect("write");
     let backend = Scripted::new("fake", Ok("answer".into()), None);
-    let o = RelayOptions {
-        include_diff: true,
+    let o = RelayRequest {
+        include_diff: Some(true),
         context_text: Some(" ctx ".into()),
         ..options(&repo.path().to_string_lossy())
     };
@@ -236,11 +245,11 @@ async fn a_relay_reaches_the_backend_with_the_envelope_and_a_raised_depth() {
         .contains("Request:\nCheck this\n\nAdditional Context:\nctx\n\nGit Diff:\ndiff --git"));
     assert!(request.prompt.ends_with("+changed"), "{}", request.prompt);
     assert_eq!(
-        request.env.get(DEPTH_ENV_VAR).map(String::as_str),
+        request.terms.env.get(DEPTH_ENV_VAR).map(String::as_str),
         Some("1")
     );
-    assert_eq!(request.sandbox, "read-only");
-    assert_eq!(request.timeout.seconds(), 600.0);
+    assert_eq!(request.terms.sandbox, "read-only");
+    assert_eq!(request.terms.timeout.seconds(), 600.0);
 }
 
 #[tokio::test]
@@ -294,11 +303,11 @@ fn review_repo() -> tempfile::TempDir {
     repo
 }
 
-fn review_options(repo: &tempfile::TempDir) -> ReviewOptions {
-    ReviewOptions {
+fn review_options(repo: &tempfile::TempDir) -> RelayRequest {
+    RelayRequest {
         repo_path: repo.path().to_string_lossy().into_owned(),
         backend: Some("fake".into()),
-        ..ReviewOptions::default()
+        ..RelayRequest::default()
     }
 }
 
@@ -358,7 +367,7 @@ async fn a_relay_error_from_a_native_review_is_rethrown() {
 async fn a_generic_review_uses_the_prompt_and_reports_git_failures() {
     let repo = review_repo();
     let backend = Scripted::new("fake", Ok("generic".into()), None);
-    let o = ReviewOptions {
+    let o = RelayRequest {
         prompt: Some("Focus on errors".into()),
         base: Some("main".into()),
         ..review_options(&repo)
@@ -368,7 +377,7 @@ async fn a_generic_review_uses_the_prompt_and_reports_git_failures() {
     assert!(backend.runs()[0]
         .prompt
         .contains("Request:\nFocus on errors\n\nGit Diff:\n"));
-    let o = ReviewOptions {
+    let o = RelayRequest {
         base: Some("no-such-base".into()),
         ..review_options(&repo)
     };
@@ -403,15 +412,15 @@ fn relay_error_of(result: Result<String, RelayFailure>) -> RelayError {
 #[tokio::test]
 async fn the_first_checks_keep_their_order_at_the_entry_point() {
     let backend = Scripted::new("fake", Ok("ok".into()), None);
-    let o = RelayOptions {
-        prompt: " ".into(),
+    let o = RelayRequest {
+        prompt: Some(" ".into()),
         timeout_seconds: Some(f64::NAN),
         ..options("/no/such/repo")
     };
     let err = relay_error_of(relay(registry(&backend), o.clone(), call(&Arc::default())).await);
     assert_eq!(err.code(), "ERR_PROMPT_REQUIRED");
-    let o = RelayOptions {
-        prompt: "p".into(),
+    let o = RelayRequest {
+        prompt: Some("p".into()),
         ..o
     };
     let err = relay_error_of(relay(registry(&backend), o, call(&Arc::default())).await);
@@ -423,12 +432,12 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
     let backend = Scripted::new("fake", Ok("ok".into()), None);
     let registry = registry(&backend);
     let repo = tempfile::tempdir().expect("temp dir");
-    let big = RelayOptions {
+    let big = RelayRequest {
         context_text: Some(format!("  {}  ", "x".repeat(MAX_CONTEXT_FILE_BYTES + 1)).into()),
         ..options(&repo.path().to_string_lossy())
     };
-    let at_once = |o: &RelayOptions| {
-        relay_refused_at_once(&registry, o, "/").map(|failure| match failure {
+    let at_once = |o: &RelayRequest| {
+        refused_at_once(&registry, Operation::Relay, o, "/").map(|failure| match failure {
             RelayFailure::Relay(e) => e.to_string(),
             other => panic!("expected a RelayError, got {other:?}"),
         })
@@ -441,13 +450,13 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
     );
     assert_eq!(code(&registry, big.clone(), &env()).await, "ERR_TOO_LARGE");
     // Trimmed as JavaScript trims: at the limit it is no refusal.
-    let at_limit = RelayOptions {
+    let at_limit = RelayRequest {
         context_text: Some(format!(" {} ", "x".repeat(MAX_CONTEXT_FILE_BYTES)).into()),
         ..big.clone()
     };
     assert_eq!(at_once(&at_limit), None);
     // An earlier check still comes first.
-    let bad_repo = RelayOptions {
+    let bad_repo = RelayRequest {
         repo_path: "/no/such/repo".into(),
         ..big.clone()
     };
@@ -456,14 +465,14 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
     // runtime road's to decide, in its order.
     for (o, later) in [
         (
-            RelayOptions {
+            RelayRequest {
                 schema: Some("not json".into()),
                 ..big.clone()
             },
             "ERR_SCHEMA",
         ),
         (
-            RelayOptions {
+            RelayRequest {
                 context_file: Some("/no/such/file".into()),
                 ..big.clone()
             },
@@ -480,8 +489,8 @@ async fn a_too_large_inline_context_is_refused_at_once_only_when_it_is_the_next_
 async fn a_git_that_never_ends_times_the_relay_out_before_the_backend() {
     let repo = fifo_head_repo();
     let backend = Scripted::new("fake", Ok("answer".into()), None);
-    let o = RelayOptions {
-        include_diff: true,
+    let o = RelayRequest {
+        include_diff: Some(true),
         timeout_seconds: Some(0.3),
         ..options(&repo.path().to_string_lossy())
     };
@@ -501,7 +510,7 @@ async fn a_git_that_never_ends_times_the_relay_out_before_the_backend() {
 async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
     let repo = fifo_head_repo();
     let backend = Scripted::new("fake", Ok("answer".into()), None);
-    let o = ReviewOptions {
+    let o = RelayRequest {
         timeout_seconds: Some(0.3),
         ..review_options(&repo)
     };
@@ -511,7 +520,7 @@ async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
         err.to_string(),
         "Relay timed out after 0.3s while running git rev-parse"
     );
-    let o = ReviewOptions {
+    let o = RelayRequest {
         base: Some("main".into()),
         ..o
     };
@@ -528,8 +537,8 @@ async fn a_review_times_out_detecting_the_base_or_diffing_against_it() {
 async fn an_abort_during_preparation_aborts_the_call() {
     let repo = fifo_head_repo();
     let backend = Scripted::new("fake", Ok("answer".into()), None);
-    let o = RelayOptions {
-        include_diff: true,
+    let o = RelayRequest {
+        include_diff: Some(true),
         ..options(&repo.path().to_string_lossy())
     };
     let context = call(&Arc::default());
@@ -547,8 +556,8 @@ async fn the_backend_gets_what_preparation_left_of_the_deadline() {
     let repo = repo_with_commit("main");
     std::fs::write(repo.path().join("a.txt"), "changed\n").expect("write");
     let backend = Scripted::new("fake", Ok("answer".into()), None);
-    let o = RelayOptions {
-        include_diff: true,
+    let o = RelayRequest {
+        include_diff: Some(true),
         timeout_seconds: Some(30.0),
         ..options(&repo.path().to_string_lossy())
     };
@@ -557,9 +566,9 @@ async fn the_backend_gets_what_preparation_left_of_the_deadline() {
         .await
         .expect("answer");
     let request = &backend.runs()[0];
-    assert_eq!(request.timeout.seconds(), 30.0);
-    assert_eq!(request.deadline.timeout(), request.timeout);
-    let left = request.deadline.remaining();
+    assert_eq!(request.terms.timeout.seconds(), 30.0);
+    assert_eq!(request.terms.deadline.timeout(), request.terms.timeout);
+    let left = request.terms.deadline.remaining();
     let limit = std::time::Duration::from_secs(30);
     assert!(
         left < limit && left >= limit - started.elapsed(),

@@ -1,0 +1,236 @@
+//! Everything a run does before its backend, in the contract's order (docs/CONTRACT.md §3):
+//! checks 1 to 4, the schema, the session, the context, the diff, the envelope's size and the
+//! depth. One deadline, started with the checks, bounds every wait (the context file's reads,
+//! git, the session store), on the call's task.
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::call::Caller;
+use super::checks::{call_deadline, check_backend, check_target};
+use super::request::{Operation, RelayRequest};
+use crate::backend::{Backend, CallLink, RunRequest, Terms};
+use crate::context::resolve_context;
+use crate::deadline::Deadline;
+use crate::depth::next_relay_env;
+use crate::env::Env;
+use crate::envelope::{build_envelope, check_prompt_size};
+use crate::errors::{RelayError, RelayFailure};
+use crate::git::{self, DiffSource, GitEnv, GitError};
+use crate::limits::DEFAULT_BACKEND;
+use crate::registry::Registry;
+use crate::schema::Schema;
+use crate::sessions::{self, store::Store, Pending, SessionTurn};
+use crate::stream::ChunkSink;
+
+pub(super) const RUNNING_GIT_DIFF: &str = "running git diff";
+
+/// A call prepared: what runs it (one backend, or `relayAll()`'s several) and what they are
+/// given.
+pub struct Prepared<B, R> {
+    pub backend: B,
+    pub request: R,
+    /// The session the run belongs to, saved after an answer.
+    pub session: Option<Pending>,
+    /// Which diff the envelope holds, when the call asked for one (`includeDiff`).
+    pub diff: Option<DiffSource>,
+}
+
+/// A relay prepared for its one backend.
+pub type PreparedRelay = Prepared<Arc<dyn Backend>, RunRequest>;
+
+/// `relay()`'s preparation for its one backend.
+pub async fn prepare_relay(
+    registry: &Registry,
+    request: RelayRequest,
+    caller: Caller<'_>,
+) -> Result<PreparedRelay, RelayFailure> {
+    let name = request.backend.clone();
+    let pick = move |registry: &Registry, sandbox: &str| {
+        check_backend(
+            registry,
+            name.as_deref().unwrap_or(DEFAULT_BACKEND),
+            sandbox,
+        )
+    };
+    prepare_run(registry, request, caller, pick, |backend| {
+        Some(backend.clone())
+    })
+    .await
+}
+
+/// A run's preparation for one backend or several: `pick` makes check 4 for the sandbox asked,
+/// `session_backend` says which backend a session would belong to (none: a session is refused).
+pub(crate) async fn prepare_run<B>(
+    registry: &Registry,
+    request: RelayRequest,
+    caller: Caller<'_>,
+    pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
+    session_backend: impl FnOnce(&B) -> Option<Arc<dyn Backend>>,
+) -> Result<Prepared<B, RunRequest>, RelayFailure> {
+    // A run's checks are a relay's; relayAll() makes check 4 per backend, in `pick`.
+    let deadline = &call_deadline(Operation::Relay, &request, caller.cancel)?;
+    let target = check_target(registry, caller.cwd, &request, pick)?;
+    let session_backend = session_backend(&target.backends);
+    if request.in_session() && session_backend.is_none() {
+        return Err(RelayError::Session(
+            "relayAll takes no session: a session belongs to one backend".into(),
+        )
+        .into());
+    }
+    let schema = parse_schema(request.schema.as_deref())?;
+    let session = match &session_backend {
+        Some(backend) => {
+            prepare_session(
+                deadline,
+                caller.env,
+                &request,
+                backend.as_ref(),
+                &target.repo,
+            )
+            .await?
+        }
+        None => None,
+    };
+    let (envelope, child_env, diff) =
+        prepare_envelope(&request, &target.repo, schema.as_deref(), caller, deadline).await?;
+    // A replay sends the earlier turns too: as many as fit beside the envelope.
+    let turn = session.as_ref().map(|pending| SessionTurn {
+        history: sessions::fit_history(&pending.turn.history, envelope.len()),
+        ..pending.turn.clone()
+    });
+    let terms = Terms {
+        repo_path: target.repo,
+        timeout: target.timeout,
+        deadline: deadline.clone(),
+        sandbox: target.sandbox,
+        model: request.model,
+        env: child_env,
+        schema,
+        chunks: ChunkSink::discard(),
+        link: caller.link.clone(),
+    };
+    Ok(Prepared {
+        backend: target.backends,
+        request: RunRequest {
+            terms,
+            prompt: envelope,
+            session: turn,
+        },
+        session,
+        diff: diff.map(|diff| diff.source),
+    })
+}
+
+/// `relay()`'s preparation done at once, on the caller's thread, when it waits on nothing
+/// ([`RelayRequest::waits_on_nothing`]). This lets a backend that runs on the caller's own
+/// thread (a JS backend) be called without the call leaving that thread. `None` when it would wait: the call takes the
+/// runtime's road, whose preparation is this same one.
+pub fn prepare_relay_at_once(
+    registry: &Registry,
+    request: RelayRequest,
+    env: &Env,
+    cwd: &str,
+) -> Option<Result<PreparedRelay, RelayFailure>> {
+    if !request.waits_on_nothing() {
+        return None;
+    }
+    // Nothing can cancel a preparation that never waits; the caller's signal is the caller's
+    // to watch from here on. With none of the waiting steps, it completes on its first poll.
+    let (link, cancel) = (CallLink::default(), CancellationToken::new());
+    let caller = Caller {
+        env,
+        cwd,
+        link: &link,
+        cancel: &cancel,
+    };
+    prepare_relay(registry, request, caller).now_or_never()
+}
+
+/// The steps that do not depend on the backend: the envelope (context, diff, size), the child's
+/// environment (depth) and the diff the envelope holds.
+async fn prepare_envelope(
+    request: &RelayRequest,
+    repo: &str,
+    schema: Option<&Schema>,
+    caller: Caller<'_>,
+    deadline: &Deadline,
+) -> Result<(String, Env, Option<git::RelayDiff>), RelayFailure> {
+    let context = resolve_context(
+        request.context_file.as_deref(),
+        request.context_text.as_ref(),
+        caller.cwd,
+        deadline,
+    )
+    .await?;
+    let diff = if request.includes_diff() {
+        Some(
+            git::diff_for_relay(repo, GitEnv::Exactly(caller.env), deadline)
+                .await
+                .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?,
+        )
+    } else {
+        None
+    };
+    let text = diff.as_ref().map_or("", |diff| diff.text.as_str());
+    let envelope = with_schema(
+        build_envelope(repo, request.prompt_text(), &context, text),
+        schema,
+    );
+    check_prompt_size(&envelope)?;
+    let child_env = next_relay_env(caller.env)?;
+    Ok((envelope, child_env, diff))
+}
+
+/// Checks a `session` / `backendSession` against the store (after the backend and sandbox).
+async fn prepare_session(
+    deadline: &Deadline,
+    env: &Env,
+    request: &RelayRequest,
+    backend: &dyn Backend,
+    repo: &str,
+) -> Result<Option<Pending>, RelayError> {
+    if !request.in_session() {
+        return Ok(None);
+    }
+    let store = Store::from_env(env)?;
+    sessions::prepare(
+        deadline,
+        store,
+        request.session.as_deref(),
+        request.backend_session.as_deref(),
+        sessions::User {
+            backend: backend.name(),
+            strategy: backend.resume_strategy(),
+            repo_path: repo,
+        },
+    )
+    .await
+}
+
+/// A git helper's error as the call's failure: a stop names the step it interrupted.
+pub(super) fn git_failure(
+    err: GitError,
+    deadline: &Deadline,
+    during: &'static str,
+) -> RelayFailure {
+    match err {
+        GitError::Relay(err) => err.into(),
+        GitError::Stopped(stop) => deadline.failure(stop, during),
+    }
+}
+
+pub(super) fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, RelayError> {
+    text.map(|text| Schema::parse(text).map(Arc::new))
+        .transpose()
+}
+
+/// The envelope, then (for a schema) what asks the backend for JSON: counted in its size.
+pub(super) fn with_schema(envelope: String, schema: Option<&Schema>) -> String {
+    match schema {
+        Some(schema) => envelope + &schema.prompt_suffix(),
+        None => envelope,
+    }
+}

@@ -1,0 +1,148 @@
+//! What a backend's result becomes: the call's answer or failure. A stream past the output limit
+//! stops the backend; an aborted call is aborted whatever the backend said; a schema's answer is
+//! checked (a verdict's against its findings too).
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Backend, BackendFailure, BackendResult, RunRequest};
+use crate::deadline::Deadline;
+use crate::errors::{BackendFailureKind, RelayError, RelayFailure, Subject};
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::schema::Schema;
+use crate::stream::ChunkSink;
+use crate::verdict;
+
+/// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
+/// the backend's to report (the request carries it): its own timeout error, as before.
+pub(crate) async fn run_backend(
+    backend: Arc<dyn Backend>,
+    request: RunRequest,
+    deadline: &Deadline,
+) -> Result<String, RelayFailure> {
+    not_aborted(deadline)?;
+    let cancel = deadline.cancel_token();
+    let name = backend.name().to_string();
+    let chunks = request.terms.chunks.clone();
+    let stop = cancel.child_token();
+    let run = backend.run(request, stop.clone());
+    let result = within_stream_limit(&chunks, stop, run).await;
+    streamed(settle(&name, result, cancel), &chunks).await
+}
+
+/// The backend's `run` (or review), begun with `stop` (a child of the call's token). A stream
+/// that went past the output limit (stream.rs) stops the backend, as a cancel does, waits for it
+/// to stop, and fails: the consumer has had all the text it will get.
+pub(super) async fn within_stream_limit(
+    chunks: &ChunkSink,
+    stop: CancellationToken,
+    mut run: crate::backend::BackendFuture,
+) -> BackendResult {
+    tokio::select! {
+        result = &mut run => result,
+        offered = chunks.past_limit() => {
+            stop.cancel();
+            let _ = run.await;
+            Err(BackendFailure::reported(
+                BackendFailureKind::OutputTooLarge,
+                RelayError::TooLarge {
+                    subject: Subject::BackendOutput,
+                    size: offered,
+                    max: MAX_OUTPUT_BYTES,
+                }
+                .to_string(),
+            ))
+        }
+    }
+}
+
+/// A backend that did not stream its answer (a JS backend's `run()`, say) streams it as one
+/// chunk, so a streaming caller always sees the whole answer.
+pub(super) async fn streamed(
+    settled: Result<String, RelayFailure>,
+    chunks: &ChunkSink,
+) -> Result<String, RelayFailure> {
+    if let Ok(answer) = &settled {
+        // Only a streaming call pays for the copy.
+        if chunks.is_streaming() && !chunks.has_sent() {
+            chunks.send(answer.clone()).await;
+        }
+    }
+    settled
+}
+
+/// A backend's result as the caller sees it; once the signal fired, the call is aborted.
+pub fn settle(
+    name: &str,
+    result: BackendResult,
+    cancel: &CancellationToken,
+) -> Result<String, RelayFailure> {
+    if cancel.is_cancelled() {
+        return Err(RelayFailure::Aborted);
+    }
+    match result {
+        Ok(answer) => Ok(answer),
+        Err(BackendFailure::Cancelled) => Err(RelayFailure::Aborted),
+        Err(BackendFailure::Thrown(thrown)) => Err(RelayFailure::Thrown(thrown)),
+        Err(BackendFailure::Reported {
+            kind,
+            message,
+            cause,
+            output,
+        }) => Err(RelayError::Backend {
+            kind,
+            backend: name.to_string(),
+            message,
+            cause,
+            output,
+        }
+        .into()),
+    }
+}
+
+/// A schema-checked answer is its JSON text; a verdict is also checked against its findings (and
+/// written back compact, as upstream, the phone-a-friend v4.1.1 CLI, does: docs/CONTRACT.md §13).
+/// The check runs where the call's deadline and abort stop waiting for it: a schema's patterns
+/// over a large answer can take long.
+pub(crate) async fn checked(
+    answer: String,
+    schema: Option<&Arc<Schema>>,
+    verdict: bool,
+    deadline: &Deadline,
+) -> Result<String, RelayFailure> {
+    let Some(schema) = schema else {
+        return Ok(answer);
+    };
+    let schema = Arc::clone(schema);
+    match deadline
+        .bound_on_thread("paf-schema-check", move || {
+            checked_now(&answer, &schema, verdict)
+        })
+        .await
+    {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(e)) => Err(RelayError::Schema(format!(
+            "Could not check the answer against the schema: {e}"
+        ))
+        .into()),
+        Err(stop) => Err(deadline.failure(stop, "checking the answer against the schema")),
+    }
+}
+
+fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, RelayFailure> {
+    let json = schema.check(answer)?;
+    if !verdict {
+        return Ok(json);
+    }
+    let verdict = verdict::parse(&json).map_err(RelayError::from)?;
+    Ok(verdict.to_json())
+}
+
+/// An aborted call settles as aborted, as [`run_backend`] would.
+pub(super) fn not_aborted(deadline: &Deadline) -> Result<(), RelayFailure> {
+    if deadline.cancel_token().is_cancelled() {
+        return Err(RelayFailure::Aborted);
+    }
+    Ok(())
+}
