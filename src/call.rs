@@ -1,8 +1,10 @@
 //! One call in progress, as the wrapper holds it: every operation (`relay`, `reviewRelay`,
-//! `relayAll`, streamed or not, dry run or not) starts on the runtime and hands back a
-//! `NativeCall`, whose `next()` gives the call's steps in order (its warnings, its JS backends
-//! to run and its streamed text as they come, then its end) and whose `cancel()` gives it up (the caller's signal, a stream
-//! left early). docs/ARCHITECTURE.md §2 draws the road.
+//! `relayAll`, streamed or not, dry run or not) that runs on the runtime hands back a
+//! `NativeCall`, whose `next()` gives the call's steps in order (its warnings, its JS backends to
+//! run and its streamed text as they come, then its end) and whose `cancel()` gives it up (the
+//! caller's signal, a stream left early). The one relay that does not, one to a JS backend
+//! prepared on the JS thread, is `RelayScope::relay_here`'s `DirectRelay`. docs/ARCHITECTURE.md
+//! §2 draws both roads.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -9,7 +9,7 @@ use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use super::call::Caller;
-use super::checks::{call_deadline, check_backend, check_target};
+use super::checks::{call_deadline, check_backend, check_target, Target};
 use super::request::{Operation, RelayRequest};
 use crate::backend::{Backend, CallLink, RunRequest, Terms};
 use crate::context::resolve_context;
@@ -101,19 +101,16 @@ pub(crate) async fn prepare_run<B>(
         history: sessions::fit_history(&pending.turn.history, envelope.len()),
         ..pending.turn.clone()
     });
-    let terms = Terms {
-        repo_path: target.repo,
-        timeout: target.timeout,
-        deadline: deadline.clone(),
-        sandbox: target.sandbox,
-        model: request.model,
-        env: child_env,
+    let (backends, terms) = terms(
+        target,
+        deadline,
+        request.model,
+        child_env,
         schema,
-        chunks: ChunkSink::discard(),
-        link: caller.link.clone(),
-    };
+        caller.link,
+    );
     Ok(Prepared {
-        backend: target.backends,
+        backend: backends,
         request: RunRequest {
             terms,
             prompt: envelope,
@@ -208,6 +205,30 @@ async fn prepare_session(
         },
     )
     .await
+}
+
+/// What the request for the backend carries, once the checks gave `target` (and its backends
+/// back) and the preparation the rest. Nobody streams it yet.
+pub(super) fn terms<B>(
+    target: Target<B>,
+    deadline: &Deadline,
+    model: Option<String>,
+    env: Env,
+    schema: Option<Arc<Schema>>,
+    link: &CallLink,
+) -> (B, Terms) {
+    let terms = Terms {
+        repo_path: target.repo,
+        timeout: target.timeout,
+        deadline: deadline.clone(),
+        sandbox: target.sandbox,
+        model,
+        env,
+        schema,
+        chunks: ChunkSink::discard(),
+        link: link.clone(),
+    };
+    (target.backends, terms)
 }
 
 /// A git helper's error as the call's failure: a stop names the step it interrupted.

@@ -8,10 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::CallContext;
 use super::checks::{call_deadline, check_target, one_backend};
-use super::prepare::{git_failure, parse_schema, with_schema, Prepared, RUNNING_GIT_DIFF};
+use super::prepare::{git_failure, parse_schema, terms, with_schema, Prepared, RUNNING_GIT_DIFF};
 use super::request::{Operation, RelayRequest};
 use super::settle::{checked, not_aborted, run_backend, settle, streamed, within_stream_limit};
-use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest, Terms};
+use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::env::Env;
@@ -19,7 +19,6 @@ use crate::envelope::{build_envelope, check_prompt_size};
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
 use crate::git::{self, GitEnv, GitError};
 use crate::registry::Registry;
-use crate::stream::ChunkSink;
 use crate::verdict;
 
 const DEFAULT_REVIEW_REQUEST: &str = "Review the following changes.";
@@ -138,19 +137,17 @@ async fn prepare_review(
             .map_err(|e| git_failure(e, deadline, "running git rev-parse"))?,
     };
     git::check_base(&base)?;
-    let terms = Terms {
-        repo_path: target.repo,
-        timeout: target.timeout,
-        deadline: deadline.clone(),
-        sandbox: target.sandbox,
-        model: request.model,
-        env: next_relay_env(&call.env)?,
+    let child_env = next_relay_env(&call.env)?;
+    let (backend, terms) = terms(
+        target,
+        deadline,
+        request.model,
+        child_env,
         schema,
-        chunks: ChunkSink::discard(),
-        link: call.link.clone(),
-    };
+        &call.link,
+    );
     Ok(Prepared {
-        backend: target.backends,
+        backend,
         session: None,
         diff: None,
         request: ReviewRequest {
