@@ -171,6 +171,9 @@ export interface CallStep {
 /** Synchronous: looks the CLIs up on this process's PATH. */
 export declare function checkBackends(): InstalledBackends
 
+/** How a fitted diff holds a changed file. */
+export type CoverageStatus = 'whole' | 'cut' | 'left-out'
+
 export declare const DEFAULT_BACKEND: string
 
 export declare const DEFAULT_SANDBOX: string
@@ -257,6 +260,18 @@ export interface NativeCaller {
   cwd: string
 }
 
+/** A changed file of a fitted diff (docs/CONTRACT.md §6a). */
+export interface NativeCoverage {
+  path: string
+  status: CoverageStatus
+  /** Its section of the diff, in bytes. */
+  bytes: number
+  /** How much of that the envelope holds. */
+  includedBytes: number
+  /** Why it is cut or left out. */
+  reason?: string
+}
+
 export interface NativeDryRun {
   backend: string
   repoPath: string
@@ -273,6 +288,8 @@ export interface NativeDryRun {
   envRemoved: Array<string>
   /** Which diff the envelope holds, when the call asked for one. */
   diff?: NativeDryRunDiff
+  /** How a diff that did not fit whole was fitted (`fit`), file by file. */
+  coverage?: Array<NativeCoverage>
 }
 
 export interface NativeDryRunCommand {
@@ -433,6 +450,15 @@ export interface RelayRequest {
   session?: string
   /** The backend's own session id to attach to (adopted under `session` when both are given). */
   backendSession?: string
+  /**
+   * Fit a diff over its limit (300,000 bytes, or what the envelope's 500,000 leave) instead
+   * of refusing it (docs/CONTRACT.md §6a): binary, generated and vendored files and lock
+   * files are left out first, then the largest files; a file too large to include whole is
+   * cut at hunk boundaries; and a "Diff Coverage" section tells the backend, file by file,
+   * what it did not see. The CLI, the MCP server and the AI SDK provider fit by default.
+   * @default false
+   */
+  fit?: boolean
   /**
    * The branch or commit a review diffs against (`git diff <base>...HEAD`).
    * @default the first of `main`, `master` that exists, else `HEAD~1`

@@ -121,6 +121,8 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     const relayOptions: RelayOptions = {
       ...merged,
       repoPath: merged.repoPath ?? process.cwd(),
+      // A diff over its limit is fitted, and says what it left out, rather than refused.
+      fit: merged.fit ?? true,
       prompt: request,
       backend: this.modelId,
       onWarning: (message) => relayWarnings.push(message),

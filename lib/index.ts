@@ -32,7 +32,7 @@ export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions }
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
-export type { DryRun, DryRunAction, DryRunDiff } from './internal/dry-run.js'
+export type { DryRun, DryRunAction, DryRunCoverage, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
 export type { BackendReport, DoctorOptions, DoctorReport, SignIn } from './internal/doctor.js'
 import type { DoctorOptions, DoctorReport } from './internal/doctor.js'

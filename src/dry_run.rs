@@ -3,6 +3,7 @@
 use napi_derive::napi;
 
 use relay_core::dry_run::{Action, DryRun};
+use relay_core::fit::{Coverage, Status};
 use relay_core::git::DiffSource;
 
 /// What a dry run would do.
@@ -35,6 +36,46 @@ pub struct NativeDryRun {
     pub env_removed: Vec<String>,
     /// Which diff the envelope holds, when the call asked for one.
     pub diff: Option<NativeDryRunDiff>,
+    /// How a diff that did not fit whole was fitted (`fit`), file by file.
+    pub coverage: Option<Vec<NativeCoverage>>,
+}
+
+/// How a fitted diff holds a changed file.
+#[napi(string_enum = "kebab-case")]
+pub enum CoverageStatus {
+    Whole,
+    Cut,
+    LeftOut,
+}
+
+/// A changed file of a fitted diff (docs/CONTRACT.md §6a).
+#[napi(object, object_from_js = false)]
+pub struct NativeCoverage {
+    pub path: String,
+    pub status: CoverageStatus,
+    /// Its section of the diff, in bytes.
+    pub bytes: f64,
+    /// How much of that the envelope holds.
+    pub included_bytes: f64,
+    /// Why it is cut or left out.
+    pub reason: Option<String>,
+}
+
+impl From<Coverage> for NativeCoverage {
+    fn from(file: Coverage) -> Self {
+        NativeCoverage {
+            path: file.path,
+            status: match file.status {
+                Status::Whole => CoverageStatus::Whole,
+                Status::Cut => CoverageStatus::Cut,
+                Status::LeftOut => CoverageStatus::LeftOut,
+            },
+            // Sizes of at most a few hundred MB: exact as f64.
+            bytes: file.bytes as f64,
+            included_bytes: file.included_bytes as f64,
+            reason: file.reason,
+        }
+    }
 }
 
 #[napi(object, object_from_js = false)]
@@ -128,6 +169,9 @@ impl From<DryRun> for NativeDryRun {
                 .collect(),
             env_removed: dry_run.env.removed,
             diff: dry_run.diff.map(NativeDryRunDiff::from),
+            coverage: dry_run
+                .coverage
+                .map(|files| files.into_iter().map(NativeCoverage::from).collect()),
         }
     }
 }

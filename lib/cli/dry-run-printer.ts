@@ -38,6 +38,17 @@ function envLines(dryRun: DryRun): string[] {
   return changes.length === 0 ? [] : [`env:      ${changes.join('\n          ')}`]
 }
 
+/** A fitted diff: how much, then each file not sent whole (the coverage in --json lists all). */
+function coverageLines({ coverage }: DryRun): string[] {
+  if (coverage === null) return []
+  const partial = coverage.filter((file) => file.status !== 'whole')
+  const left = coverage.reduce((sum, file) => sum + file.bytes - file.includedBytes, 0)
+  return [
+    `fitted:   ${coverage.length - partial.length} of ${coverage.length} changed files whole, ${bytes(left)} bytes of diff left out (--no-fit refuses instead)`,
+    ...partial.map((file) => `  ${file.status}: ${file.path} (${bytes(file.bytes)} bytes${file.status === 'cut' ? `, ${bytes(file.includedBytes)} sent` : ''}; ${file.reason ?? ''})`),
+  ]
+}
+
 /**
  * What would run, summary first: a newcomer's terminal shows its last lines, so the envelope (what
  * the friend would read, often hundreds of lines of diff) comes after it, and only on request.
@@ -53,6 +64,7 @@ export function formatDryRun(dryRun: DryRun, { showEnvelope = false }: { showEnv
     ...(dryRun.base === undefined ? [] : [`base:     ${dryRun.base}`]),
     ...envelope,
     ...(dryRun.diff === null ? [] : [`diff:     ${dryRun.diff.description}`]),
+    ...coverageLines(dryRun),
     ...actionLines(dryRun),
     ...envLines(dryRun),
   ]

@@ -24,6 +24,8 @@ const OPTIONS = {
   'context-file': { type: 'string' },
   'context-text': { type: 'string' },
   'include-diff': { type: 'boolean' },
+  fit: { type: 'boolean' },
+  'no-fit': { type: 'boolean' },
   timeout: { type: 'string' },
   model: { type: 'string', short: 'm' },
   sandbox: { type: 'string' },
@@ -228,6 +230,7 @@ function refuseIgnoredFlags(flags: Flags, review: boolean): void {
   if (flags['show-envelope'] && !flags['dry-run']) throw new UsageError('--show-envelope is for --dry-run')
   if (flags['backend-session'] !== undefined && flags.session === undefined) throw new UsageError('--backend-session needs --session: the label to keep it under')
   if (review && flags.session !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --session')
+  if (flags.fit && flags['no-fit']) throw new UsageError('--fit and --no-fit: give one')
 }
 
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
@@ -247,6 +250,8 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     contextFile: flags['context-file'],
     contextText: flags['context-text'],
     includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
+    // On unless --no-fit: a diff over its limit is fitted, and the friend told what it did not see.
+    fit: !flags['no-fit'],
     timeoutSeconds: timeout,
     model: flags.model,
     sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')) as SandboxMode | undefined,

@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -12,6 +12,10 @@ const RELAY_OPTIONS = `Relay options:
       --context-file <f>   Add a file as context (at most 200,000 bytes)
       --context-text <t>   Add text as context (not with --context-file)
       --include-diff       Add \`git diff HEAD\`          (env PHONE_A_FRIEND_INCLUDE_DIFF=true|1)
+      --no-fit             Refuse a diff over its limit (ERR_TOO_LARGE) instead of fitting it:
+                           by default lock files, generated, vendored and binary files are left
+                           out first, then the largest; a file too large is cut at a hunk; the
+                           envelope's Diff Coverage section and a warning say what was left out
       --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
   -m, --model <m>          Model for the backend

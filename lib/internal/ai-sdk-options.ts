@@ -8,12 +8,13 @@ import type { RelayOptions } from './options.js'
 import { invalidArgType } from './errors.js'
 
 /** The relay options a provider, a model or one call may set (`relay()`'s own types). */
-export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeDiff', 'timeoutSeconds', 'model', 'sandbox', 'session', 'backendSession'] as const
+export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeDiff', 'fit', 'timeoutSeconds', 'model', 'sandbox', 'session', 'backendSession'] as const
 
 /**
  * Relay options for every call of a provider or a model, or for one call in
  * `providerOptions.phoneAFriend`: `relay()`'s own options of these names, with their types and
- * defaults (docs/API.md, "Options"). `repoPath` defaults to `process.cwd()` at the call.
+ * defaults (docs/API.md, "Options"), but for `fit`, on here as in the CLI. `repoPath` defaults
+ * to `process.cwd()` at the call.
  */
 export type PhoneAFriendSettings = Partial<Pick<RelayOptions, (typeof SETTING_KEYS)[number]>>
 

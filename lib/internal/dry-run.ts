@@ -44,6 +44,21 @@ export interface DryRunDiff {
   description: string
 }
 
+/**
+ * A changed file of a diff fitted to its budget (`fit`): in the envelope whole, cut at a hunk
+ * boundary, or left out, with why and how large (docs/CONTRACT.md §6a).
+ */
+export interface DryRunCoverage {
+  path: string
+  status: 'whole' | 'cut' | 'left-out'
+  /** Its section of the diff, in bytes. */
+  bytes: number
+  /** How much of that the envelope holds. */
+  includedBytes: number
+  /** Why it is cut or left out (for a cut, which hunks are in); `null` when whole. */
+  reason: string | null
+}
+
 /** What `relay({ dryRun: true })` and `reviewRelay({ dryRun: true })` resolve with. */
 export interface DryRun {
   dryRun: true
@@ -70,6 +85,8 @@ export interface DryRun {
   env: { set: Record<string, string>; removed: string[] }
   /** Which diff the envelope holds, with `includeDiff`; `null` without it (and for a review). */
   diff: DryRunDiff | null
+  /** With `fit`, how a diff too large to send whole was fitted, every changed file in git's order; `null` when it was whole (or there is none). */
+  coverage: DryRunCoverage[] | null
 }
 
 function action(native: NativeDryRun): DryRunAction {
@@ -106,5 +123,6 @@ export function toDryRun(native: NativeDryRun): DryRun {
     action: action(native),
     env: { set: Object.fromEntries(native.envSet.map(([name, value]) => [name, value])), removed: native.envRemoved },
     diff: native.diff ? { source: native.diff.source as DryRunDiff['source'], description: native.diff.description } : null,
+    coverage: native.coverage ? native.coverage.map((file) => ({ path: file.path, status: file.status, bytes: file.bytes, includedBytes: file.includedBytes, reason: file.reason ?? null })) : null,
   }
 }

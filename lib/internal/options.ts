@@ -178,6 +178,7 @@ function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
     schema: schemaText(fields),
     session: relay ? optionalString(fields, 'session') : undefined,
     backendSession: relay ? optionalString(fields, 'backendSession') : undefined,
+    fit: optionalBoolean(fields, 'fit'),
     base: relay ? undefined : optionalString(fields, 'base'),
     verdict: relay ? undefined : optionalBoolean(fields, 'verdict'),
   }

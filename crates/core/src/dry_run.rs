@@ -4,6 +4,7 @@
 
 use crate::backend::{Plan, ReviewRequest, RunRequest, Terms};
 use crate::env::Env;
+use crate::fit::{Coverage, Fitted};
 use crate::git::DiffSource;
 use crate::secrets::{is_secret_name, mask_secrets, MASKED};
 
@@ -24,6 +25,8 @@ pub struct DryRun {
     pub env: EnvChanges,
     /// Which diff the envelope holds, when the call asked for one (`includeDiff`).
     pub diff: Option<DiffSource>,
+    /// How the diff was fitted (`fit`), file by file, when it did not fit whole.
+    pub coverage: Option<Vec<Coverage>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -101,6 +104,7 @@ impl DryRun {
             envelope,
             env: env_changes(caller_env, child_env(&plan, &terms.env)),
             diff: None,
+            coverage: None,
             action: Action::from(plan),
         }
     }
@@ -109,6 +113,13 @@ impl DryRun {
 impl DryRun {
     pub fn with_diff(self, diff: Option<DiffSource>) -> DryRun {
         DryRun { diff, ..self }
+    }
+
+    pub fn with_coverage(self, fitted: Option<Fitted>) -> DryRun {
+        DryRun {
+            coverage: fitted.map(|fitted| fitted.coverage),
+            ..self
+        }
     }
 
     /// What the backend would refuse that only its answer would tell, as warnings: a chat
@@ -276,6 +287,7 @@ mod tests {
             },
             env: EnvChanges::default(),
             diff: None,
+            coverage: None,
         };
         let refusals = http(r#"{"messages":[],"stream":true}"#).refusals();
         assert_eq!(refusals.len(), 1);

@@ -11,10 +11,28 @@ const PREAMBLE: [&str; 4] = [
     "Respond with concise, actionable feedback.",
 ];
 
-/// Builds the envelope; empty context or diff sections are left out. The parts are joined in
-/// one allocation: with a large diff and context, each extra copy costs the runtime's thread
-/// fresh pages (BENCHMARKS.md, "Large inputs: one copy of each").
-pub fn build_envelope(repo_path: &str, request: &str, context: &str, diff: &str) -> String {
+/// The parts of an envelope besides its repository and request; empty ones are left out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Attached<'a> {
+    pub context: &'a str,
+    pub diff: &'a str,
+    /// What a fitted diff covers (crate::fit::coverage_section).
+    pub coverage: &'a str,
+}
+
+impl<'a> Attached<'a> {
+    pub fn only_context(context: &'a str) -> Attached<'a> {
+        Attached {
+            context,
+            ..Attached::default()
+        }
+    }
+}
+
+/// Builds the envelope; empty context, diff or coverage sections are left out. The parts are
+/// joined in one allocation: with a large diff and context, each extra copy costs the runtime's
+/// thread fresh pages (BENCHMARKS.md, "Large inputs: one copy of each").
+pub fn build_envelope(repo_path: &str, request: &str, attached: Attached<'_>) -> String {
     let repo_line = [PREAMBLE[1], repo_path].concat();
     let mut sections = vec![
         PREAMBLE[0],
@@ -25,7 +43,17 @@ pub fn build_envelope(repo_path: &str, request: &str, context: &str, diff: &str)
         "Request:",
         js_trim(request),
     ];
-    for (heading, body) in [("Additional Context:", context), ("Git Diff:", diff)] {
+    let Attached {
+        context,
+        diff,
+        coverage,
+    } = attached;
+    let parts = [
+        ("Additional Context:", context),
+        ("Git Diff:", diff),
+        ("Diff Coverage:", coverage),
+    ];
+    for (heading, body) in parts {
         let body = js_trim(body);
         if !body.is_empty() {
             sections.extend(["", heading, body]);
@@ -53,12 +81,20 @@ pub fn check_prompt_size(envelope: &str) -> Result<(), RelayError> {
 mod tests {
     use super::*;
 
+    fn attached<'a>(context: &'a str, diff: &'a str) -> Attached<'a> {
+        Attached {
+            context,
+            diff,
+            coverage: "",
+        }
+    }
+
     const HEAD: &str = "You are helping another coding agent by reviewing or advising on work in a local repository.\nRepository path: /r\nUse the repository files for context when needed.\nRespond with concise, actionable feedback.\n\nRequest:\n";
 
     #[test]
     fn request_only() {
         assert_eq!(
-            build_envelope("/r", "  ask \n", "", ""),
+            build_envelope("/r", "  ask \n", Attached::default()),
             format!("{HEAD}ask")
         );
     }
@@ -66,7 +102,7 @@ mod tests {
     #[test]
     fn all_sections() {
         assert_eq!(
-            build_envelope("/r", "ask", " ctx ", "\ndiff --git a b\n"),
+            build_envelope("/r", "ask", attached(" ctx ", "\ndiff --git a b\n")),
             format!("{HEAD}ask\n\nAdditional Context:\nctx\n\nGit Diff:\ndiff --git a b")
         );
     }
@@ -74,7 +110,7 @@ mod tests {
     #[test]
     fn diff_without_context() {
         assert_eq!(
-            build_envelope("/r", "ask", "  ", "d"),
+            build_envelope("/r", "ask", attached("  ", "d")),
             format!("{HEAD}ask\n\nGit Diff:\nd")
         );
     }

@@ -254,7 +254,23 @@ impl RelayError {
 
     /// The message as every surface shows it: secrets masked, at most [`MAX_MESSAGE_BYTES`].
     pub fn shown_message(&self) -> String {
+        if self.is_fixed_text() {
+            return self.to_string();
+        }
         shown(&self.to_string())
+    }
+
+    /// Whether the message is the contract's words alone, with nothing a caller, a repository or
+    /// a backend said in it (numbers at most): nothing to mask, and short.
+    fn is_fixed_text(&self) -> bool {
+        matches!(
+            self,
+            RelayError::PromptRequired
+                | RelayError::InvalidTimeout
+                | RelayError::ContextConflict
+                | RelayError::DepthLimit
+                | RelayError::TooLarge { .. }
+        )
     }
 
     /// [`Self::backend_output`] as every surface shows it: secrets masked.

@@ -19,8 +19,12 @@ use crate::bounded_text::{BoundedText, Measured};
 use crate::deadline::{Deadline, Stop, Timeout};
 use crate::env::Env;
 use crate::errors::{RelayError, Subject};
+use crate::fit::Fitted;
 use crate::limits::{GIT_HELPER_TIMEOUT_SECONDS, MAX_DIFF_BYTES};
 use crate::subprocess::{run_child, Launch, ProcessError, Sink, StdinSource, Supervision};
+
+#[path = "git_sections.rs"]
+mod sections;
 
 /// How much of git's stderr is kept for an error message.
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -93,6 +97,8 @@ enum RunError {
     /// git failure, the caller must hear of it.
     Resource(io::Error),
     Stopped(Stop),
+    /// git ran, and what it gave is refused (a diff over the limit).
+    Refused(RelayError),
 }
 
 impl RunError {
@@ -351,6 +357,25 @@ impl DiffSource {
 pub struct RelayDiff {
     pub text: String,
     pub source: DiffSource,
+    /// How the diff was fitted to its budget, when it did not fit whole (its text is `text`).
+    pub fitted: Option<Fitted>,
+}
+
+/// A diff's text, and how it was fitted when it was.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiffText {
+    pub text: String,
+    pub fitted: Option<Fitted>,
+}
+
+impl DiffText {
+    /// A diff over the limit, fitted: its text moves out of the fit.
+    fn of(mut fitted: Fitted) -> DiffText {
+        DiffText {
+            text: std::mem::take(&mut fitted.text),
+            fitted: Some(fitted),
+        }
+    }
 }
 
 /// `git diff` for `relay({ includeDiff })`: uncommitted changes, else the last commit; a git
@@ -359,51 +384,89 @@ pub struct RelayDiff {
 pub async fn diff_for_relay(
     repo: &str,
     env: GitEnv<'_>,
+    fit: Option<usize>,
     deadline: &Deadline,
 ) -> Result<RelayDiff, GitError> {
     let none = |source| RelayDiff {
         text: String::new(),
         source,
+        fitted: None,
+    };
+    let diff = |found: DiffText, source| RelayDiff {
+        text: found.text,
+        source,
+        fitted: found.fitted,
     };
     let filters = match filter_overrides(repo, env, deadline).await {
         Ok(Some(filters)) => filters,
         Ok(None) => return Ok(none(DiffSource::Unavailable)),
         Err(e) => return no_diff("HEAD", e).map(|_| none(DiffSource::Unavailable)),
     };
-    let uncommitted = try_diff(repo, env, &filters, &["HEAD", "--"], "HEAD", deadline).await?;
-    match uncommitted {
+    let diffs = Diffs {
+        repo,
+        env,
+        filters: &filters,
+        fit,
+    };
+    match diffs.try_diff(&["HEAD", "--"], "HEAD", deadline).await? {
         None => return Ok(none(DiffSource::Unavailable)),
-        Some(text) if !text.is_empty() => {
-            return Ok(RelayDiff {
-                text,
-                source: DiffSource::Uncommitted,
-            })
-        }
+        Some(found) if !found.text.is_empty() => return Ok(diff(found, DiffSource::Uncommitted)),
         Some(_) => {}
     }
     let args = ["HEAD~1", "HEAD", "--"];
-    match try_diff(repo, env, &filters, &args, "HEAD~1", deadline).await? {
-        Some(text) if !text.is_empty() => Ok(RelayDiff {
-            text,
-            source: DiffSource::LastCommit,
-        }),
+    match diffs.try_diff(&args, "HEAD~1", deadline).await? {
+        Some(found) if !found.text.is_empty() => Ok(diff(found, DiffSource::LastCommit)),
         _ => Ok(none(DiffSource::Nothing)),
     }
 }
 
-/// A diff's text, `None` when git failed.
-async fn try_diff(
-    repo: &str,
-    env: GitEnv<'_>,
-    filters: &[OsString],
-    args: &[&str],
-    base: &str,
-    deadline: &Deadline,
-) -> Result<Option<String>, GitError> {
-    match run_diff(repo, env, filters, args, deadline).await {
-        Ok(out) if out.success => Ok(Some(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?)),
-        Ok(_) => Ok(None),
-        Err(e) => no_diff(base, e).map(|()| None),
+/// The diffs of one repository: how git runs there, and the budget to fit a diff over the limit
+/// to (`None`: such a diff is refused, as the contract says without `fit`).
+struct Diffs<'a> {
+    repo: &'a str,
+    env: GitEnv<'a>,
+    filters: &'a [OsString],
+    fit: Option<usize>,
+}
+
+impl Diffs<'_> {
+    /// A diff's text, `None` when git failed; one over the limit is fitted when asked.
+    async fn try_diff(
+        &self,
+        args: &[&str],
+        base: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<DiffText>, GitError> {
+        match self.diff(args, deadline).await {
+            Ok(found) => Ok(found),
+            Err(e) => no_diff(base, e).map(|()| None),
+        }
+    }
+
+    async fn diff(&self, args: &[&str], deadline: &Deadline) -> Result<Option<DiffText>, RunError> {
+        let Diffs {
+            repo, env, filters, ..
+        } = *self;
+        let out = run_diff(repo, env, filters, args, deadline).await?;
+        if !out.success {
+            return Ok(None);
+        }
+        match (
+            out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES),
+            self.fit,
+        ) {
+            (Ok(text), _) => Ok(Some(DiffText { text, fitted: None })),
+            (Err(too_large), Some(budget)) => {
+                let fitted =
+                    sections::fitted_diff(repo, env, filters, args, budget, deadline).await?;
+                // A diff that cannot be read file by file is refused as it would be unfitted.
+                fitted
+                    .map(DiffText::of)
+                    .map(Some)
+                    .ok_or(RunError::Refused(too_large))
+            }
+            (Err(too_large), None) => Err(RunError::Refused(too_large)),
+        }
     }
 }
 
@@ -411,6 +474,7 @@ async fn try_diff(
 fn no_diff(base: &str, e: RunError) -> Result<(), GitError> {
     match e {
         RunError::NotRun => Ok(()),
+        RunError::Refused(err) => Err(err.into()),
         RunError::Resource(e) => Err(resource_error(base, &e).into()),
         RunError::Stopped(stop) => Err(GitError::Stopped(stop)),
     }
@@ -427,13 +491,15 @@ pub fn check_base(base: &str) -> Result<(), RelayError> {
     Ok(())
 }
 
-/// `git diff <base>...HEAD --`; a failure is `ERR_GIT_DIFF` with git's own words.
+/// `git diff <base>...HEAD --`; a failure is `ERR_GIT_DIFF` with git's own words. A diff over
+/// the limit is fitted to `fit` when there is one, else refused.
 pub async fn diff_against_base(
     repo: &str,
     base: &str,
     env: GitEnv<'_>,
+    fit: Option<usize>,
     deadline: &Deadline,
-) -> Result<String, GitError> {
+) -> Result<DiffText, GitError> {
     check_base(base)?;
     let failure = |detail: String| RelayError::GitDiff {
         base: base.to_string(),
@@ -443,11 +509,13 @@ pub async fn diff_against_base(
         RunError::NotRun => GitError::Relay(failure("git diff failed".into())),
         RunError::Resource(e) => GitError::Relay(resource_error(base, &e)),
         RunError::Stopped(stop) => GitError::Stopped(stop),
+        RunError::Refused(err) => GitError::Relay(err),
     };
     // Two commits, no working tree: no filter driver runs, so no lookup of them (one git
     // process less). docs/GUARANTEES.md ("A repository's own config runs no program") says why.
     let range = format!("{base}...HEAD");
-    let out = run_diff(repo, env, &[], &[&range, "--"], deadline)
+    let args = [range.as_str(), "--"];
+    let out = run_diff(repo, env, &[], &args, deadline)
         .await
         .map_err(run_failure)?;
     if !out.success {
@@ -457,7 +525,16 @@ pub async fn diff_against_base(
             .unwrap_or_else(|| "git diff failed".into());
         return Err(failure(detail).into());
     }
-    Ok(out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?)
+    match (out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES), fit) {
+        (Ok(text), _) => Ok(DiffText { text, fitted: None }),
+        (Err(too_large), Some(budget)) => {
+            let fitted = sections::fitted_diff(repo, env, &[], &args, budget, deadline)
+                .await
+                .map_err(run_failure)?;
+            fitted.map(DiffText::of).ok_or(too_large.into())
+        }
+        (Err(too_large), None) => Err(too_large.into()),
+    }
 }
 
 /// `main` or `master`, whichever git knows first, else `HEAD~1` (also when git cannot run).
@@ -474,6 +551,7 @@ pub async fn detect_default_branch(
             Ok(_) | Err(RunError::NotRun) => {}
             Err(RunError::Resource(e)) => return Err(resource_error(branch, &e).into()),
             Err(RunError::Stopped(stop)) => return Err(GitError::Stopped(stop)),
+            Err(RunError::Refused(err)) => return Err(err.into()),
         }
     }
     Ok("HEAD~1".to_string())
@@ -574,10 +652,10 @@ pub fn diff_against_base_blocking(
         });
     }
     let work = |deadline: Deadline| async move {
-        diff_against_base(repo, base, GitEnv::Inherit, &deadline).await
+        diff_against_base(repo, base, GitEnv::Inherit, None, &deadline).await
     };
     match block_on(work, timeout) {
-        Ok(Ok(diff)) => Ok(diff),
+        Ok(Ok(diff)) => Ok(diff.text),
         Ok(Err(GitError::Relay(err))) => Err(err),
         Ok(Err(GitError::Stopped(_))) => Err(RelayError::GitDiff {
             base: base.to_string(),
@@ -672,7 +750,7 @@ mod tests {
     }
 
     async fn relay_diff_source(dir: &tempfile::TempDir) -> Result<RelayDiff, GitError> {
-        diff_for_relay(&path(dir), GitEnv::Inherit, &minute()).await
+        diff_for_relay(&path(dir), GitEnv::Inherit, None, &minute()).await
     }
 
     #[cfg_attr(windows, ignore = "runs git: none under wine")]
@@ -739,14 +817,15 @@ mod tests {
         let env = Env::from([("PATH".to_string(), "/nonexistent-paf-bin".to_string())]);
         let exactly = GitEnv::Exactly(&env);
         assert_eq!(
-            diff_for_relay(&path(&dir), exactly, &minute()).await,
+            diff_for_relay(&path(&dir), exactly, None, &minute()).await,
             Ok(RelayDiff {
+                fitted: None,
                 text: String::new(),
                 source: DiffSource::Unavailable
             })
         );
         assert_eq!(
-            diff_against_base(&path(&dir), "main", exactly, &minute()).await,
+            diff_against_base(&path(&dir), "main", exactly, None, &minute()).await,
             Err(GitError::Relay(RelayError::GitDiff {
                 base: "main".into(),
                 detail: "git diff failed".into()
@@ -817,11 +896,12 @@ mod tests {
             detect_default_branch(&repo, GitEnv::Inherit, &minute()).await,
             Ok("master".into())
         );
-        let diff = diff_against_base(&repo, "master", GitEnv::Inherit, &minute())
+        let diff = diff_against_base(&repo, "master", GitEnv::Inherit, None, &minute())
             .await
-            .expect("diff");
+            .expect("diff")
+            .text;
         assert!(diff.contains("+new"), "{diff}");
-        let err = diff_against_base(&repo, "nope", GitEnv::Inherit, &minute())
+        let err = diff_against_base(&repo, "nope", GitEnv::Inherit, None, &minute())
             .await
             .unwrap_err();
         let GitError::Relay(err) = err else {
@@ -892,13 +972,15 @@ mod tests {
         let started = Instant::now();
         let stopped = Err(GitError::Stopped(Stop::TimedOut));
         assert_eq!(
-            diff_for_relay(&repo, GitEnv::Inherit, &deadline(0.3))
+            diff_for_relay(&repo, GitEnv::Inherit, None, &deadline(0.3))
                 .await
                 .map(|diff| diff.text),
             stopped
         );
         assert_eq!(
-            diff_against_base(&repo, "main", GitEnv::Inherit, &deadline(0.3)).await,
+            diff_against_base(&repo, "main", GitEnv::Inherit, None, &deadline(0.3))
+                .await
+                .map(|diff| diff.text),
             stopped
         );
         assert_eq!(
@@ -921,14 +1003,16 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(200)).await;
             cancel.cancel();
         };
-        let (result, ()) =
-            tokio::join!(diff_for_relay(&repo, GitEnv::Inherit, &deadline), canceller);
+        let (result, ()) = tokio::join!(
+            diff_for_relay(&repo, GitEnv::Inherit, None, &deadline),
+            canceller
+        );
         assert_eq!(result, Err(GitError::Stopped(Stop::Cancelled)));
         assert_eq!(processes_naming(&repo), Vec::<String>::new());
         // Dropping a run (the caller gave up on the future) kills git too.
         let dropped = tokio::time::timeout(
             Duration::from_millis(200),
-            diff_for_relay(&repo, GitEnv::Inherit, &minute()),
+            diff_for_relay(&repo, GitEnv::Inherit, None, &minute()),
         )
         .await;
         assert!(dropped.is_err());
@@ -1175,9 +1259,10 @@ mod tests {
                 "{file}: {uncommitted}"
             );
         }
-        let against_main = diff_against_base(&repo, "main", GitEnv::Inherit, &minute())
+        let against_main = diff_against_base(&repo, "main", GitEnv::Inherit, None, &minute())
             .await
-            .expect("diff");
+            .expect("diff")
+            .text;
         assert!(against_main.contains("--- a/c.eq\n+++ b/c.eq\n@@ -1 +1 @@\n-one\n+two"));
         assert_eq!(
             detect_default_branch(&repo, GitEnv::Inherit, &minute()).await,
@@ -1206,9 +1291,10 @@ mod tests {
             .expect("git runs");
         assert!(refreshed.success());
         assert_eq!(markers_in(markers.path()), Vec::<String>::new());
-        let against_main = diff_against_base(&repo, "main", GitEnv::Inherit, &minute())
+        let against_main = diff_against_base(&repo, "main", GitEnv::Inherit, None, &minute())
             .await
-            .expect("diff");
+            .expect("diff")
+            .text;
         for file in ["a.clean", "b.proc", "c.eq", "d.conv", "e.cmd", "f.inc"] {
             assert!(
                 against_main.contains(&format!(
@@ -1292,12 +1378,13 @@ mod tests {
         }
         assert_ran_then_clear(markers.path(), &["clean", "external", "process"]);
         let uncommitted = relay_diff(&top).await.expect("diff");
-        let against_main = diff_against_base(&repo, "HEAD~1", GitEnv::Inherit, &minute()).await;
+        let against_main =
+            diff_against_base(&repo, "HEAD~1", GitEnv::Inherit, None, &minute()).await;
         let branch = detect_default_branch(&repo, GitEnv::Inherit, &minute()).await;
         assert_eq!(markers_in(markers.path()), Vec::<String>::new());
         // A changed submodule commit is still shown, as a one-line summary.
         assert!(uncommitted.contains("+Subproject commit "), "{uncommitted}");
-        assert!(against_main.is_ok_and(|d| d.contains("+Subproject commit ")));
+        assert!(against_main.is_ok_and(|d| d.text.contains("+Subproject commit ")));
         assert_eq!(branch, Ok("main".into()));
     }
 
@@ -1375,7 +1462,7 @@ mod tests {
         git(&clone, &["config", "remote.origin.url", &ext]);
         git(&clone, &["config", "protocol.ext.allow", "always"]);
         let repo = clone.to_string_lossy().into_owned();
-        let diff = diff_for_relay(&repo, GitEnv::Inherit, &minute())
+        let diff = diff_for_relay(&repo, GitEnv::Inherit, None, &minute())
             .await
             .map(|diff| diff.text);
         assert_eq!(diff, Ok(String::new()), "a missing blob is a git failure");

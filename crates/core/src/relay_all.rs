@@ -34,6 +34,7 @@ pub async fn relay_all(
         backend: targets,
         request,
         diff,
+        fitted,
         ..
     } = prepare_run(
         &registry,
@@ -53,6 +54,7 @@ pub async fn relay_all(
     )
     .await?;
     call.warn_about_diff(diff).await;
+    call.warn_about_fit(fitted.as_ref()).await;
     let (deadline, schema) = (request.terms.deadline.clone(), request.terms.schema.clone());
     let runs = targets.into_iter().map(|(name, backend)| {
         let request = request.clone();

@@ -14,7 +14,7 @@ use relay_core::backends::ollama_host::{self, OllamaHost};
 use relay_core::bounded_text::{self, BoundedText, Measured};
 use relay_core::deadline::Deadline;
 use relay_core::deadline::Timeout;
-use relay_core::envelope::{build_envelope, check_prompt_size};
+use relay_core::envelope::{build_envelope, check_prompt_size, Attached};
 use relay_core::errors::Subject;
 use relay_core::text::js_number;
 
@@ -499,7 +499,7 @@ proptest! {
         context in envelope_text(),
         diff in envelope_text(),
     ) {
-        let envelope = build_envelope(&repo, &request, &context, &diff);
+        let envelope = build_envelope(&repo, &request, Attached { context: &context, diff: &diff, coverage: "" });
         prop_assert_eq!(&envelope, &ref_envelope(&repo, &request, &context, &diff));
         prop_assert!(envelope.starts_with("You are helping another coding agent"));
         let first = envelope.chars().next().expect("never empty");
@@ -516,7 +516,7 @@ proptest! {
         context in plain_text(),
         diff in plain_text(),
     ) {
-        let envelope = build_envelope(&repo, &request, &context, &diff);
+        let envelope = build_envelope(&repo, &request, Attached { context: &context, diff: &diff, coverage: "" });
         let has_context = !ref_js_trim(&context).is_empty();
         let has_diff = !ref_js_trim(&diff).is_empty();
         let context_at = envelope.find("\n\nAdditional Context:\n");
@@ -583,7 +583,7 @@ proptest! {
         let head = ref_envelope(&repo, &request, &context, "d").len() as i64;
         let filler = (500_000 - head + offset).max(0) as usize;
         let diff = format!("\n d{} \n", "x".repeat(filler));
-        let envelope = build_envelope(&repo, &request, &context, &diff);
+        let envelope = build_envelope(&repo, &request, Attached { context: &context, diff: &diff, coverage: "" });
         prop_assert_eq!(envelope.len() as i64, head + filler as i64);
         prop_assert_eq!(check_prompt_size(&envelope).is_err(), envelope.len() > 500_000);
     }

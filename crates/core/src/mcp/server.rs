@@ -127,7 +127,7 @@ impl RelayServer {
     async fn run(
         &self,
         operation: Operation,
-        options: RelayRequest,
+        mut options: RelayRequest,
         ToolCall {
             meta,
             peer,
@@ -144,6 +144,8 @@ impl RelayServer {
             self.context_files
                 .check(file, &options.repo_path, &self.config.cwd)
         });
+        // A diff over its limit is fitted unless the agent says `fit: false` (docs/MCP.md).
+        options.fit.get_or_insert(true);
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
         let task = extensions.get::<TaskLink>().cloned();

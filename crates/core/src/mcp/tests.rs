@@ -98,9 +98,11 @@ impl Client {
                 }) as Arc<dyn Backend>
             })
             .collect();
+        // Only PATH, so that a relay finds git.
+        let path = std::env::var("PATH").unwrap_or_default();
         let config = ServerConfig {
             registry: Registry::new(backends),
-            env: crate::env::Env::new(),
+            env: crate::env::Env::from([("PATH".to_string(), path)]),
             cwd: std::env::temp_dir().to_string_lossy().into_owned(),
             warn: Arc::new(NoWarnings),
             cancel: host.clone(),
@@ -295,6 +297,34 @@ async fn each_tool_takes_only_its_own_calls_options() {
             "{message}"
         );
     }
+}
+
+#[cfg_attr(windows, ignore = "a relay runs git: none under wine")]
+#[tokio::test]
+async fn a_diff_over_its_limit_is_fitted_unless_the_agent_says_fit_false() {
+    let repo = crate::git::test_repo::repo_with_commit("main");
+    std::fs::write(repo.path().join("Cargo.lock"), "").expect("write");
+    crate::git::test_repo::commit_all(repo.path(), "lock");
+    let lock: String = (0..10_000)
+        .map(|n| format!("lock line {n:060}\n"))
+        .collect();
+    std::fs::write(repo.path().join("Cargo.lock"), lock).expect("write");
+    std::fs::write(repo.path().join("a.txt"), "changed\n").expect("write");
+    let repo_path = repo.path().to_string_lossy().into_owned();
+    let mut client = Client::start().await;
+    let call = |id: u64, fit: Value| {
+        let arguments = json!({ "prompt": "Review", "backend": "talk", "repoPath": repo_path, "includeDiff": true, "fit": fit });
+        (id, json!({ "name": "relay", "arguments": arguments }))
+    };
+    let (id, params) = call(1, Value::Null);
+    let fitted = client.request(id, "tools/call", params).await;
+    assert_eq!(fitted["result"]["isError"], json!(false), "{fitted}");
+    let (id, params) = call(2, json!(false));
+    let refused = client.request(id, "tools/call", params).await;
+    assert_eq!(
+        refused["result"]["structuredContent"]["error"]["code"], "ERR_TOO_LARGE",
+        "{refused}"
+    );
 }
 
 /// The built-in backends a text names, among every name the table has.

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::CallLink;
 use crate::dry_run::DryRun;
 use crate::env::Env;
+use crate::fit::{Fitted, Status};
 use crate::git::DiffSource;
 use crate::stream::ChunkSink;
 
@@ -61,6 +62,28 @@ impl CallContext {
         if let Some(warning) = diff.and_then(DiffSource::warning) {
             self.warn.warn(warning).await;
         }
+    }
+
+    /// A fitted diff says once, in one line, how much was left out and where the list is.
+    pub(crate) async fn warn_about_fit(&self, fitted: Option<&Fitted>) {
+        let Some(fitted) = fitted else {
+            return;
+        };
+        let partial = fitted
+            .coverage
+            .iter()
+            .filter(|file| file.status != Status::Whole)
+            .count();
+        self.warn
+            .warn(format!(
+                "[phone-a-friend] fit: the diff was fitted to {} bytes: {partial} of {} changed \
+                 files cut or left out ({} bytes not sent); the envelope's Diff Coverage section \
+                 lists them, and a dry run shows them",
+                fitted.budget,
+                fitted.coverage.len(),
+                fitted.left_out_bytes()
+            ))
+            .await;
     }
 
     /// What the backend would refuse that only its answer would tell (an Ollama chat without a

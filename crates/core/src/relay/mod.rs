@@ -40,11 +40,13 @@ pub async fn relay(
         mut request,
         session,
         diff,
+        fitted,
     } = Box::pin(prepare::prepare_relay(&registry, request, call.caller())).await?;
     // The request holds the child's own copy of the environment; the caller's is not kept for
     // as long as the backend runs.
     call.env = Env::new();
     call.warn_about_diff(diff).await;
+    call.warn_about_fit(fitted.as_ref()).await;
     let deadline = request.terms.deadline.clone();
     request.terms.chunks = call.chunks;
     let schema = request.terms.schema.clone();
@@ -76,12 +78,16 @@ pub async fn dry_run_relay(
         backend,
         request,
         diff,
+        fitted,
         ..
     } = prepare::prepare_relay(&registry, request, call.caller()).await?;
     call.warn_about_diff(diff).await;
+    call.warn_about_fit(fitted.as_ref()).await;
     settle::not_aborted(&request.terms.deadline)?;
     let plan = backend.plan(&request);
-    let dry_run = DryRun::of_run(backend.name(), plan, &request, &call.env, None).with_diff(diff);
+    let dry_run = DryRun::of_run(backend.name(), plan, &request, &call.env, None)
+        .with_diff(diff)
+        .with_coverage(fitted);
     call.warn_about_refusals(&dry_run).await;
     Ok(dry_run)
 }

@@ -16,8 +16,9 @@ use crate::context::resolve_context;
 use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
 use crate::env::Env;
-use crate::envelope::{build_envelope, check_prompt_size};
+use crate::envelope::{build_envelope, check_prompt_size, Attached};
 use crate::errors::{RelayError, RelayFailure};
+use crate::fit::{coverage_section, diff_budget, Fitted};
 use crate::git::{self, DiffSource, GitEnv, GitError};
 use crate::limits::DEFAULT_BACKEND;
 use crate::registry::Registry;
@@ -36,6 +37,8 @@ pub struct Prepared<B, R> {
     pub session: Option<Pending>,
     /// Which diff the envelope holds, when the call asked for one (`includeDiff`).
     pub diff: Option<DiffSource>,
+    /// How the diff was fitted to its budget (`fit`), when it did not fit whole.
+    pub fitted: Option<Fitted>,
 }
 
 /// A relay prepared for its one backend.
@@ -117,6 +120,7 @@ pub(crate) async fn prepare_run<B>(
             session: turn,
         },
         session,
+        fitted: diff.as_ref().and_then(|diff| diff.fitted.clone()),
         diff: diff.map(|diff| diff.source),
     })
 }
@@ -163,19 +167,29 @@ async fn prepare_envelope(
     )
     .await?;
     let diff = if request.includes_diff() {
+        let others = |attached| envelope(repo, request.prompt_text(), attached, schema).len();
+        let fit = request
+            .fits()
+            .then(|| diff_budget(others(Attached::only_context(&context))));
         Some(
-            git::diff_for_relay(repo, GitEnv::Exactly(caller.env), deadline)
+            git::diff_for_relay(repo, GitEnv::Exactly(caller.env), fit, deadline)
                 .await
                 .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?,
         )
     } else {
         None
     };
-    let text = diff.as_ref().map_or("", |diff| diff.text.as_str());
-    let envelope = with_schema(
-        build_envelope(repo, request.prompt_text(), &context, text),
-        schema,
-    );
+    let coverage = diff
+        .as_ref()
+        .and_then(|diff| diff.fitted.as_ref())
+        .map(coverage_section)
+        .unwrap_or_default();
+    let attached = Attached {
+        context: &context,
+        diff: diff.as_ref().map_or("", |diff| diff.text.as_str()),
+        coverage: &coverage,
+    };
+    let envelope = envelope(repo, request.prompt_text(), attached, schema);
     check_prompt_size(&envelope)?;
     let child_env = next_relay_env(caller.env)?;
     Ok((envelope, child_env, diff))
@@ -249,7 +263,13 @@ pub(super) fn parse_schema(text: Option<&str>) -> Result<Option<Arc<Schema>>, Re
 }
 
 /// The envelope, then (for a schema) what asks the backend for JSON: counted in its size.
-pub(super) fn with_schema(envelope: String, schema: Option<&Schema>) -> String {
+pub(super) fn envelope(
+    repo: &str,
+    request: &str,
+    attached: Attached<'_>,
+    schema: Option<&Schema>,
+) -> String {
+    let envelope = build_envelope(repo, request, attached);
     match schema {
         Some(schema) => envelope + &schema.prompt_suffix(),
         None => envelope,

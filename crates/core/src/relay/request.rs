@@ -86,6 +86,13 @@ pub struct RelayRequest {
     pub session: Option<String>,
     /// The backend's own session id to attach to (adopted under `session` when both are given).
     pub backend_session: Option<String>,
+    /// Fit a diff over its limit (300,000 bytes, or what the envelope's 500,000 leave) instead
+    /// of refusing it (docs/CONTRACT.md §6a): binary, generated and vendored files and lock
+    /// files are left out first, then the largest files; a file too large to include whole is
+    /// cut at hunk boundaries; and a "Diff Coverage" section tells the backend, file by file,
+    /// what it did not see. The CLI, the MCP server and the AI SDK provider fit by default.
+    /// @default false
+    pub fit: Option<bool>,
     /// The branch or commit a review diffs against (`git diff <base>...HEAD`).
     /// @default the first of `main`, `master` that exists, else `HEAD~1`
     pub base: Option<String>,
@@ -117,6 +124,10 @@ impl RelayRequest {
 
     pub fn includes_diff(&self) -> bool {
         self.include_diff.unwrap_or(false)
+    }
+
+    pub fn fits(&self) -> bool {
+        self.fit.unwrap_or(false)
     }
 
     pub fn wants_verdict(&self) -> bool {

@@ -8,15 +8,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::CallContext;
 use super::checks::{call_deadline, check_target, one_backend};
-use super::prepare::{git_failure, parse_schema, terms, with_schema, Prepared, RUNNING_GIT_DIFF};
+use super::prepare::{envelope, git_failure, parse_schema, terms, Prepared, RUNNING_GIT_DIFF};
 use super::request::{Operation, RelayRequest};
 use super::settle::{checked, not_aborted, run_backend, settle, streamed, within_stream_limit};
 use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::env::Env;
-use crate::envelope::{build_envelope, check_prompt_size};
+use crate::envelope::{check_prompt_size, Attached};
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
+use crate::fit::{coverage_section, diff_budget, Fitted};
 use crate::git::{self, GitEnv, GitError};
 use crate::registry::Registry;
 use crate::verdict;
@@ -28,7 +29,7 @@ pub async fn review_relay(
     request: RelayRequest,
     call: CallContext,
 ) -> Result<String, RelayFailure> {
-    let verdict = request.wants_verdict();
+    let (verdict, fit) = (request.wants_verdict(), request.fits());
     let Prepared {
         backend,
         mut request,
@@ -42,7 +43,8 @@ pub async fn review_relay(
             return settled;
         }
     }
-    let request = generic_review(request, &call.env).await?;
+    let (request, fitted) = generic_review(request, &call.env, fit).await?;
+    call.warn_about_fit(fitted.as_ref()).await;
     let deadline = request.terms.deadline.clone();
     let schema = request.terms.schema.clone();
     let answer = run_backend(backend, request, &deadline).await?;
@@ -87,6 +89,7 @@ pub async fn dry_run_review(
     request: RelayRequest,
     call: CallContext,
 ) -> Result<DryRun, RelayFailure> {
+    let fit = request.fits();
     let Prepared {
         backend, request, ..
     } = prepare_review(&registry, request, &call).await?;
@@ -100,10 +103,12 @@ pub async fn dry_run_review(
         return Ok(DryRun::of_review(backend.name(), plan, &request, &call.env));
     }
     let base = request.base.clone();
-    let request = generic_review(request, &call.env).await?;
+    let (request, fitted) = generic_review(request, &call.env, fit).await?;
+    call.warn_about_fit(fitted.as_ref()).await;
     not_aborted(&deadline)?;
     let plan = backend.plan(&request);
-    let dry_run = DryRun::of_run(backend.name(), plan, &request, &call.env, Some(base));
+    let dry_run =
+        DryRun::of_run(backend.name(), plan, &request, &call.env, Some(base)).with_coverage(fitted);
     call.warn_about_refusals(&dry_run).await;
     Ok(dry_run)
 }
@@ -150,6 +155,7 @@ async fn prepare_review(
         backend,
         session: None,
         diff: None,
+        fitted: None,
         request: ReviewRequest {
             terms,
             base,
@@ -175,33 +181,45 @@ fn native_review(
         .flatten()
 }
 
-/// A review without a native path: the diff against the base, in the envelope.
-async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest, RelayFailure> {
+/// A review without a native path: the diff against the base, in the envelope; fitted to its
+/// budget when `fit` and it does not fit whole (then also how).
+async fn generic_review(
+    request: ReviewRequest,
+    env: &Env,
+    fit: bool,
+) -> Result<(RunRequest, Option<Fitted>), RelayFailure> {
     let ReviewRequest {
         terms,
         base,
         prompt,
     } = request;
     let deadline = &terms.deadline;
-    let diff = git::diff_against_base(&terms.repo_path, &base, GitEnv::Exactly(env), deadline)
+    let (repo, schema) = (terms.repo_path.as_str(), terms.schema.as_deref());
+    let instructions = prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST);
+    let budget =
+        fit.then(|| diff_budget(envelope(repo, instructions, Attached::default(), schema).len()));
+    let diff = git::diff_against_base(repo, &base, GitEnv::Exactly(env), budget, deadline)
         .await
         .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?;
-    let envelope = with_schema(
-        build_envelope(
-            &terms.repo_path,
-            prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST),
-            "",
-            &diff,
-        ),
-        terms.schema.as_deref(),
-    );
+    let coverage = diff
+        .fitted
+        .as_ref()
+        .map(coverage_section)
+        .unwrap_or_default();
+    let attached = Attached {
+        context: "",
+        diff: &diff.text,
+        coverage: &coverage,
+    };
+    let envelope = envelope(repo, instructions, attached, schema);
     check_prompt_size(&envelope)?;
-    Ok(RunRequest {
+    let request = RunRequest {
         terms,
         prompt: envelope,
         // Reviews have no sessions.
         session: None,
-    })
+    };
+    Ok((request, diff.fitted))
 }
 
 /// A native review against a base git does not know fails, and so does the generic path it
@@ -210,7 +228,7 @@ async fn generic_review(request: ReviewRequest, env: &Env) -> Result<RunRequest,
 async fn check_base_exists(request: &ReviewRequest, env: &Env) -> Result<(), RelayFailure> {
     let deadline = &request.terms.deadline;
     let repo = &request.terms.repo_path;
-    match git::diff_against_base(repo, &request.base, GitEnv::Exactly(env), deadline).await {
+    match git::diff_against_base(repo, &request.base, GitEnv::Exactly(env), None, deadline).await {
         Ok(_) | Err(GitError::Relay(RelayError::TooLarge { .. })) => Ok(()),
         Err(e) => Err(git_failure(e, deadline, RUNNING_GIT_DIFF)),
     }
