@@ -9,7 +9,7 @@ import { cpus, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bigAnswerMemory, callOverhead, esmImport, firstChunkLatency, manyAtOnce, ollamaConnections } from './calls.mjs'
-import { addonSize, cliMemoryAndThreads, largeInputs, ollamaRate } from './speed.mjs'
+import { addonSize, cliMemoryAndThreads, fitLargeDiff, largeInputs, ollamaRate } from './speed.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -193,6 +193,7 @@ try {
   await ollamaConnections(context)
   esmImport(context)
   await largeInputs(context)
+  await fitLargeDiff(context)
   await ollamaRate(context)
   cliMemoryAndThreads(context)
   addonSize(context)

@@ -42,8 +42,34 @@ pub const COVERAGE_LIMIT: usize = 16 * 1024;
 /// The room a fitted diff has in an envelope that is `others` bytes without it: the diff's own
 /// limit, or what the envelope's limit leaves beside the rest and the coverage section.
 pub fn diff_budget(others: usize) -> usize {
-    let headings = "\n\nGit Diff:\n".len() + "\n\nDiff Coverage:\n".len();
-    MAX_DIFF_BYTES.min(MAX_PROMPT_BYTES.saturating_sub(others + headings + COVERAGE_LIMIT))
+    MAX_DIFF_BYTES.min(MAX_PROMPT_BYTES.saturating_sub(others + diff_budget_reserve()))
+}
+
+/// What an envelope keeps for a fitted diff's headings and coverage section, whatever its diff.
+pub fn diff_budget_reserve() -> usize {
+    "\n\nGit Diff:\n".len() + "\n\nDiff Coverage:\n".len() + COVERAGE_LIMIT
+}
+
+/// `context` cut to at most `room` bytes, at a line's end where there is one, with a note at the
+/// end that says so (never cut silently).
+pub fn cut_context(context: &str, room: usize) -> String {
+    const NOTE: &str = "\n[phone-a-friend: the context was cut to fit the envelope:  of its  bytes were left out; read the rest where it came from]";
+    // Each number takes at most 20 digits.
+    let mut end = room.saturating_sub(NOTE.len() + 40).min(context.len());
+    while !context.is_char_boundary(end) {
+        end -= 1;
+    }
+    // At a line's end where there is one: the note then stands on a line of its own.
+    let (end, separator) = match context[..end].rfind('\n') {
+        Some(newline) => (newline + 1, ""),
+        None => (end, "\n"),
+    };
+    format!(
+        "{}{separator}[phone-a-friend: the context was cut to fit the envelope: {} of its {} bytes were left out; read the rest where it came from]",
+        &context[..end],
+        context.len() - end,
+        context.len()
+    )
 }
 
 /// What kind of change a file's diff is, as far as fitting goes.

@@ -3,6 +3,7 @@
 //! depth. One deadline, started with the checks, bounds every wait (the context file's reads,
 //! git, the session store), on the call's task.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
@@ -18,9 +19,10 @@ use crate::depth::next_relay_env;
 use crate::env::Env;
 use crate::envelope::{build_envelope, check_prompt_size, Attached};
 use crate::errors::{RelayError, RelayFailure};
-use crate::fit::{coverage_section, diff_budget, Fitted};
+use crate::fit::{coverage_section, cut_context, diff_budget, diff_budget_reserve, Fitted};
 use crate::git::{self, DiffSource, GitEnv, GitError};
 use crate::limits::DEFAULT_BACKEND;
+use crate::limits::MAX_PROMPT_BYTES;
 use crate::registry::Registry;
 use crate::schema::Schema;
 use crate::sessions::{self, store::Store, Pending, SessionTurn};
@@ -166,8 +168,15 @@ async fn prepare_envelope(
         deadline,
     )
     .await?;
+    let others = |attached| envelope(repo, request.prompt_text(), attached, schema).len();
+    let context = match request.fits() {
+        true => {
+            let without = others(Attached::default());
+            fit_context(context, without, request.includes_diff())
+        }
+        false => context,
+    };
     let diff = if request.includes_diff() {
-        let others = |attached| envelope(repo, request.prompt_text(), attached, schema).len();
         let fit = request
             .fits()
             .then(|| diff_budget(others(Attached::only_context(&context))));
@@ -193,6 +202,19 @@ async fn prepare_envelope(
     check_prompt_size(&envelope)?;
     let child_env = next_relay_env(caller.env)?;
     Ok((envelope, child_env, diff))
+}
+
+/// With `fit`, a context that would push the envelope (of `others` bytes without it) over its
+/// limit is cut to what fits, leaving room for a fitted diff's coverage when there is a diff, and
+/// says so at its end (docs/CONTRACT.md §6a).
+fn fit_context(context: Cow<'_, str>, others: usize, with_diff: bool) -> Cow<'_, str> {
+    let reserve = if with_diff { diff_budget_reserve() } else { 0 };
+    let heading = "\n\nAdditional Context:\n".len();
+    let room = MAX_PROMPT_BYTES.saturating_sub(others + heading + reserve);
+    if context.len() <= room {
+        return context;
+    }
+    Cow::Owned(cut_context(&context, room))
 }
 
 /// Checks a `session` / `backendSession` against the store (after the backend and sandbox).

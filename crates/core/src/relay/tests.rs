@@ -575,3 +575,42 @@ async fn the_backend_gets_what_preparation_left_of_the_deadline() {
         "{left:?}"
     );
 }
+
+#[tokio::test]
+async fn with_fit_a_context_that_would_pass_the_envelope_limit_is_cut_with_a_note() {
+    let backend = Scripted::new("fake", Ok("answer".into()), None);
+    let context: String = (0..2_000)
+        .map(|n| format!("context line {n:080}\n"))
+        .collect();
+    let o = RelayRequest {
+        prompt: Some("p".repeat(400_000)),
+        context_text: Some(context.as_str().into()),
+        ..options("/")
+    };
+    let refused = relay(registry(&backend), o.clone(), call(&Arc::default())).await;
+    assert_eq!(relay_error_of(refused).code(), "ERR_TOO_LARGE");
+    let o = RelayRequest {
+        fit: Some(true),
+        ..o
+    };
+    let answer = relay(registry(&backend), o, call(&Arc::default())).await;
+    assert_eq!(answer, Ok("answer".into()));
+    let prompt = &backend.runs()[0].prompt;
+    assert!(
+        prompt.len() <= crate::limits::MAX_PROMPT_BYTES,
+        "{}",
+        prompt.len()
+    );
+    let note = prompt.rsplit('\n').next().unwrap_or("");
+    assert!(
+        note.starts_with("[phone-a-friend: the context was cut to fit the envelope: ")
+            && note.ends_with(&format!(
+                " of its {} bytes were left out; read the rest where it came from]",
+                context.trim_end().len()
+            )),
+        "{note}"
+    );
+    // Cut at a line's end: the last kept line is whole.
+    let kept = prompt.rsplit('\n').nth(1).unwrap_or("");
+    assert_eq!(kept.len(), "context line ".len() + 80, "{kept}");
+}
