@@ -41,6 +41,17 @@ describe('codex 0.169 for real', () => {
     )
   })
 
+  it('a fitted diff reaches the model exactly as the dry run shows it', async () => {
+    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
+    suite.repo.write('package-lock.json', '{}\n').commit('lock')
+    suite.repo.write('package-lock.json', `${lock}\n`).write('a.txt', 'changed\n')
+    const options = { prompt: 'Review', repoPath: suite.repo.path, backend: 'codex', includeDiff: true, fit: true, onWarning: () => {} }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(dryRun.coverage?.find((file) => file.path === 'package-lock.json')?.status).toBe('left-out')
+    await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
+    expect(suite.server.modelRequests()[0].prompt).toBe(dryRun.envelope)
+  })
+
   it('a review with instructions goes through the generic path', async () => {
     suite.repo.git('checkout', '-q', '-b', 'feature')
     suite.repo.write('b.txt', 'feature work\n').commit('feature')
@@ -52,6 +63,18 @@ describe('codex 0.169 for real', () => {
 
 describe('gemini 0.61 for real', () => {
   beforeEach(async () => useEnv(await geminiEnv(suite.server)))
+
+  it('a fitted diff reaches the model as the dry run shows it', async () => {
+    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
+    suite.repo.write('yarn.lock', '\n').commit('lock')
+    suite.repo.write('yarn.lock', `${lock}\n`).write('a.txt', 'changed\n')
+    const options = { prompt: 'Review', repoPath: suite.repo.path, backend: 'gemini', includeDiff: true, fit: true, onWarning: () => {} }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(dryRun.envelope).toContain('\n\nDiff Coverage:\n')
+    await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
+    const request = suite.server.modelRequests().find((r) => r.protocol === 'gemini')
+    expect(request?.prompt).toContain(dryRun.envelope)
+  })
 
   it('answers in a folder it was never told to trust', async () => {
     await expect(relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'gemini' })).resolves.toBe(DEFAULT_ANSWER)

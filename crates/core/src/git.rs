@@ -445,29 +445,53 @@ impl Diffs<'_> {
 
     async fn diff(&self, args: &[&str], deadline: &Deadline) -> Result<Option<DiffText>, RunError> {
         let Diffs {
-            repo, env, filters, ..
+            repo,
+            env,
+            filters,
+            fit,
         } = *self;
-        let out = run_diff(repo, env, filters, args, deadline).await?;
+        let Some(budget) = fit else {
+            let out = run_diff(repo, env, filters, args, deadline).await?;
+            return match out.success {
+                true => Ok(Some(DiffText {
+                    text: out
+                        .stdout
+                        .within(Subject::GitDiff, MAX_DIFF_BYTES)
+                        .map_err(RunError::Refused)?,
+                    fitted: None,
+                })),
+                false => Ok(None),
+            };
+        };
+        let out = sections::diff_sections(repo, env, filters, args, budget, deadline).await?;
         if !out.success {
             return Ok(None);
         }
-        match (
-            out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES),
-            self.fit,
-        ) {
-            (Ok(text), _) => Ok(Some(DiffText { text, fitted: None })),
-            (Err(too_large), Some(budget)) => {
-                let fitted =
-                    sections::fitted_diff(repo, env, filters, args, budget, deadline).await?;
-                // A diff that cannot be read file by file is refused as it would be unfitted.
-                fitted
-                    .map(DiffText::of)
-                    .map(Some)
-                    .ok_or(RunError::Refused(too_large))
-            }
-            (Err(too_large), None) => Err(RunError::Refused(too_large)),
-        }
+        let place = sections::Place { repo, env, filters };
+        fitted_or_refused(out.stdout, place, args, budget, deadline)
+            .await
+            .map(Some)
     }
+}
+
+/// [`sections::fitted_text`], or the contract's refusal of a diff over its budget when it cannot
+/// be fitted.
+async fn fitted_or_refused(
+    sections: Vec<sections::Section>,
+    place: sections::Place<'_>,
+    args: &[&str],
+    budget: usize,
+    deadline: &Deadline,
+) -> Result<DiffText, RunError> {
+    let total: usize = sections.iter().map(|section| section.bytes).sum();
+    let refused = RelayError::TooLarge {
+        subject: Subject::GitDiff,
+        size: total as u64,
+        max: budget,
+    };
+    sections::fitted_text(sections, place, args, budget, deadline)
+        .await?
+        .ok_or(RunError::Refused(refused))
 }
 
 /// A run that gave no diff: none where git failed, else the error.
@@ -515,26 +539,38 @@ pub async fn diff_against_base(
     // process less). docs/GUARANTEES.md ("A repository's own config runs no program") says why.
     let range = format!("{base}...HEAD");
     let args = [range.as_str(), "--"];
-    let out = run_diff(repo, env, &[], &args, deadline)
+    let Some(budget) = fit else {
+        let out = run_diff(repo, env, &[], &args, deadline)
+            .await
+            .map_err(run_failure)?;
+        if !out.success {
+            return Err(failure(git_words(out.stderr, out.stdout)).into());
+        }
+        let text = out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES)?;
+        return Ok(DiffText { text, fitted: None });
+    };
+    let out = sections::diff_sections(repo, env, &[], &args, budget, deadline)
         .await
         .map_err(run_failure)?;
     if !out.success {
-        let detail = [out.stderr.text, out.stdout.text]
-            .into_iter()
-            .find(|text| !text.is_empty())
-            .unwrap_or_else(|| "git diff failed".into());
-        return Err(failure(detail).into());
+        return Err(failure(git_words(out.stderr, Measured::default())).into());
     }
-    match (out.stdout.within(Subject::GitDiff, MAX_DIFF_BYTES), fit) {
-        (Ok(text), _) => Ok(DiffText { text, fitted: None }),
-        (Err(too_large), Some(budget)) => {
-            let fitted = sections::fitted_diff(repo, env, &[], &args, budget, deadline)
-                .await
-                .map_err(run_failure)?;
-            fitted.map(DiffText::of).ok_or(too_large.into())
-        }
-        (Err(too_large), None) => Err(too_large.into()),
-    }
+    let place = sections::Place {
+        repo,
+        env,
+        filters: &[],
+    };
+    fitted_or_refused(out.stdout, place, &args, budget, deadline)
+        .await
+        .map_err(run_failure)
+}
+
+/// Why git failed, in its own words: stderr, else what it printed, else that it failed.
+fn git_words(stderr: Measured, stdout: Measured) -> String {
+    [stderr.text, stdout.text]
+        .into_iter()
+        .find(|text| !text.is_empty())
+        .unwrap_or_else(|| "git diff failed".into())
 }
 
 /// `main` or `master`, whichever git knows first, else `HEAD~1` (also when git cannot run).

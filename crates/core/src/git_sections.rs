@@ -5,9 +5,9 @@
 
 use std::ffi::OsString;
 
-use super::{run_git, RawBytes, RunError, DIFF_OPTIONS};
+use super::{run_git, DiffText, GitOutput, RawBytes, RunError, DIFF_OPTIONS};
 use crate::deadline::Deadline;
-use crate::fit::{fit, FileDiff, Fitted, Kind};
+use crate::fit::{fit, FileDiff, Kind};
 use crate::subprocess::Sink;
 
 use super::GitEnv;
@@ -18,59 +18,94 @@ const PATHS_LIMIT: usize = 4 * 1024 * 1024;
 /// characters).
 const ATTR_ARGS_BYTES: usize = 16 * 1024;
 
-/// The diff `args` selects, fitted into `budget`; `None` when git fails or lists more paths
-/// than are read.
-pub(super) async fn fitted_diff(
+/// `git diff <args>` read as sections, each kept up to `budget` bytes (see [`Sections`]).
+pub(super) async fn diff_sections(
     repo: &str,
     env: GitEnv<'_>,
     filters: &[OsString],
     args: &[&str],
     budget: usize,
     deadline: &Deadline,
-) -> Result<Option<Fitted>, RunError> {
+) -> Result<GitOutput<Vec<Section>>, RunError> {
+    let mut diff = vec!["diff"];
+    diff.extend_from_slice(DIFF_OPTIONS);
+    diff.extend_from_slice(args);
+    run_git(repo, env, filters, &diff, Sections::new(budget), deadline).await
+}
+
+/// The diff of `sections` within `budget`: as git wrote it when all of it fits, else fitted
+/// (crate::fit), with the changed paths (`--name-only -z`, the same `args`) and their
+/// attributes. `None` when it cannot be fitted (git lists more paths than are read, or other
+/// paths than it wrote sections for): then it is refused as it would be without `fit`.
+pub(super) async fn fitted_text(
+    sections: Vec<Section>,
+    place: Place<'_>,
+    args: &[&str],
+    budget: usize,
+    deadline: &Deadline,
+) -> Result<Option<DiffText>, RunError> {
+    let total: usize = sections.iter().map(|section| section.bytes).sum();
+    if total <= budget && sections.iter().all(|section| section.complete) {
+        let text = sections
+            .iter()
+            .map(|section| String::from_utf8_lossy(&section.kept))
+            .collect();
+        return Ok(Some(DiffText { text, fitted: None }));
+    }
+    let Some(paths) = changed_paths(place, args, deadline).await? else {
+        return Ok(None);
+    };
+    // git writes the sections in the order it lists the names; a diff whose count differs is
+    // not fitted rather than misnamed.
+    if sections.len() != paths.len() {
+        return Ok(None);
+    }
+    let kinds = kinds(place.repo, place.env, &paths, deadline).await?;
+    let files = sections
+        .into_iter()
+        .zip(paths.into_iter().zip(kinds))
+        .map(|(section, (path, kind))| section.into_file(path, kind))
+        .collect();
+    Ok(Some(DiffText::of(fit(files, budget))))
+}
+
+/// Where git runs: the repository, its environment and the filter overrides.
+#[derive(Clone, Copy)]
+pub(super) struct Place<'a> {
+    pub repo: &'a str,
+    pub env: GitEnv<'a>,
+    pub filters: &'a [OsString],
+}
+
+/// The paths `git diff --name-only -z <args>` lists; `None` when git fails or lists more than
+/// is read.
+async fn changed_paths(
+    place: Place<'_>,
+    args: &[&str],
+    deadline: &Deadline,
+) -> Result<Option<Vec<String>>, RunError> {
     let mut names = vec!["diff", "--name-only", "-z"];
     names.extend_from_slice(DIFF_OPTIONS);
     names.extend_from_slice(args);
+    let listing = RawBytes::new(PATHS_LIMIT);
     let listed = run_git(
-        repo,
-        env,
-        filters,
+        place.repo,
+        place.env,
+        place.filters,
         &names,
-        RawBytes::new(PATHS_LIMIT),
+        listing,
         deadline,
     )
     .await?;
     let (true, Some(listing)) = (listed.success, listed.stdout) else {
         return Ok(None);
     };
-    let paths: Vec<String> = listing
+    let paths = listing
         .split(|&b| b == 0)
         .filter(|path| !path.is_empty())
         .map(|path| String::from_utf8_lossy(path).into_owned())
         .collect();
-    let kinds = kinds(repo, env, &paths, deadline).await?;
-    let mut diff = vec!["diff"];
-    diff.extend_from_slice(DIFF_OPTIONS);
-    diff.extend_from_slice(args);
-    // Only a source file can be in a diff that needs fitting: of the rest, nothing is kept.
-    let keep: Vec<bool> = kinds.iter().map(|kind| *kind == Kind::Source).collect();
-    let sections = Sections::new(budget, keep);
-    let out = run_git(repo, env, filters, &diff, sections, deadline).await?;
-    if !out.success {
-        return Ok(None);
-    }
-    let sections = out.stdout;
-    // git writes the sections in the order it lists the names; a diff whose count differs (a
-    // section git wrote for no listed path) is not fitted rather than misnamed.
-    if sections.len() != paths.len() {
-        return Ok(None);
-    }
-    let files = sections
-        .into_iter()
-        .zip(paths.into_iter().zip(kinds))
-        .map(|(section, (path, kind))| section.into_file(path, kind))
-        .collect();
-    Ok(Some(fit(files, budget)))
+    Ok(Some(paths))
 }
 
 /// Each path's kind: its name (a lock file) and its attributes (`linguist-generated`,
@@ -126,8 +161,8 @@ fn mark_attributes(listing: &[u8], paths: &[String], kinds: &mut [Kind]) {
 }
 
 /// One file's section as read: its size, and its text up to the budget.
-struct Section {
-    bytes: usize,
+pub(super) struct Section {
+    pub(super) bytes: usize,
     kept: Vec<u8>,
     /// Whether `kept` is the whole section.
     complete: bool,
@@ -151,12 +186,10 @@ impl Section {
 }
 
 /// git's diff split at each `diff --git ` line into sections, each kept up to `budget` bytes;
-/// past three budgets kept in all, the largest kept sections are dropped (they could not be
-/// whole anyway).
+/// past three budgets kept in all, the text of the largest kept sections is dropped (they could
+/// not be whole anyway), so memory follows the budget, not the diff.
 struct Sections {
     budget: usize,
-    /// Whether each section, in git's order, is worth keeping.
-    keep: Vec<bool>,
     done: Vec<Section>,
     line: Vec<u8>,
     /// Bytes of the line being read that were not held.
@@ -164,10 +197,9 @@ struct Sections {
 }
 
 impl Sections {
-    fn new(budget: usize, keep: Vec<bool>) -> Self {
+    fn new(budget: usize) -> Self {
         Sections {
             budget,
-            keep,
             done: Vec::new(),
             line: Vec::new(),
             dropped: 0,
@@ -177,11 +209,10 @@ impl Sections {
     fn add_line(&mut self, line: &[u8]) {
         let starts = line.starts_with(b"diff --git ");
         if starts || self.done.is_empty() {
-            let keep = self.keep.get(self.done.len()).copied().unwrap_or(false);
             self.done.push(Section {
                 bytes: 0,
                 kept: Vec::new(),
-                complete: keep,
+                complete: true,
                 binary: false,
                 hunks: 0,
             });
