@@ -323,6 +323,8 @@ export interface NativeFailure {
   backend?: string
   /** What a CLI backend said last (at most 2 KiB). */
   backendOutput?: string
+  /** The answer that did not match its schema (`ERR_SCHEMA`), whole. */
+  answer?: string
   /**
    * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
    * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).

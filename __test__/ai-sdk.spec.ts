@@ -219,6 +219,8 @@ describe('errors', () => {
     const unknown = await generateText({ model: friend('nobody'), prompt: 'p' }).catch((e: unknown) => e)
     expect(NoSuchModelError.isInstance(unknown)).toBe(true)
     expect(unknown).toMatchObject({ modelId: 'nobody', modelType: 'languageModel', message: expect.stringMatching(/^Unsupported relay backend: nobody\./) })
+    // Its cause is the RelayError, as for every mapped error.
+    expect((unknown as Error).cause).toMatchObject({ name: 'RelayError', code: 'ERR_UNSUPPORTED_BACKEND' })
     recordingBackend('rec')
     const empty = await generateText({ model: friend('rec'), prompt: '   ' }).catch((e: unknown) => e)
     expect(InvalidPromptError.isInstance(empty)).toBe(true)

@@ -67,9 +67,18 @@ describe('a schema', () => {
   it('an answer that breaks it is ERR_SCHEMA naming the first violation', async () => {
     scripted('{"answer": 42, "tags": ["a", 7]}', '{"tags": []}', 'forty-two')
     const call = () => relay({ prompt: 'Count', repoPath: repo.path, backend: 'scripted', schema: SCHEMA })
-    await expect(call()).rejects.toMatchObject({ code: 'ERR_SCHEMA', message: 'Answer does not match the schema at /tags/1: 7 is not of type "string"' })
-    await expect(call()).rejects.toMatchObject({ code: 'ERR_SCHEMA', message: 'Answer does not match the schema at /: "answer" is a required property' })
-    await expect(call()).rejects.toMatchObject({ code: 'ERR_SCHEMA', message: expect.stringMatching(/^Answer is not JSON: /) })
+    // Each carries the backend that answered and its whole answer, and no cause: it did not fail.
+    const mismatch = { code: 'ERR_SCHEMA', backend: 'scripted' }
+    await expect(call()).rejects.toMatchObject({ ...mismatch, answer: '{"answer": 42, "tags": ["a", 7]}', message: 'Answer does not match the schema at /tags/1: 7 is not of type "string"' })
+    await expect(call()).rejects.toMatchObject({ ...mismatch, answer: '{"tags": []}', message: 'Answer does not match the schema at /: "answer" is a required property' })
+    await expect(call()).rejects.toMatchObject({
+      ...mismatch,
+      answer: 'forty-two',
+      message: 'Answer is not JSON: it begins "forty-two", and is not JSON from line 1 column 2 on; the whole answer is the error\'s answer',
+    })
+    scripted('[]')
+    const error = (await call().catch((e: unknown) => e)) as Error
+    expect(error.cause).toBeUndefined()
   })
 
   it('that is not one is refused before any file is read or backend called', async () => {

@@ -48,6 +48,8 @@ pub struct NativeFailure {
     pub backend: Option<String>,
     /// What a CLI backend said last (at most 2 KiB).
     pub backend_output: Option<String>,
+    /// The answer that did not match its schema (`ERR_SCHEMA`), whole.
+    pub answer: Option<String>,
     /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
     /// a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
     pub handle: Option<u32>,
@@ -63,6 +65,7 @@ impl From<&RelayFailure> for NativeFailure {
                 message: None,
                 backend: None,
                 backend_output: None,
+                answer: None,
                 handle: Some(thrown.handle),
             },
             RelayFailure::Aborted => NativeFailure {
@@ -71,6 +74,7 @@ impl From<&RelayFailure> for NativeFailure {
                 message: None,
                 backend: None,
                 backend_output: None,
+                answer: None,
                 handle: None,
             },
         }
@@ -89,6 +93,7 @@ impl From<&RelayError> for NativeFailure {
             message: Some(err.shown_message()),
             backend: err.backend().map(String::from),
             backend_output: err.shown_backend_output(),
+            answer: err.answer().map(String::from),
             handle,
         }
     }

@@ -67,7 +67,11 @@ const BACKEND_FAILURES = new Set(['ERR_BACKEND_FAILED', 'ERR_BACKEND_TIMEOUT', '
 export function toAiSdkError(sdk: ProviderModule, error: unknown, call: FailedCall): unknown {
   if (!(error instanceof RelayError)) return error
   const { code, message } = error
-  if (code === 'ERR_UNSUPPORTED_BACKEND') return new sdk.NoSuchModelError({ modelId: call.backend, modelType: 'languageModel', message })
+  if (code === 'ERR_UNSUPPORTED_BACKEND') {
+    // NoSuchModelError takes no cause; AISDKError keeps one as a plain property, set here so
+    // that every mapped error has the RelayError as its cause (docs/AI-SDK.md).
+    return Object.assign(new sdk.NoSuchModelError({ modelId: call.backend, modelType: 'languageModel', message }), { cause: error })
+  }
   if (code === 'ERR_PROMPT_REQUIRED' || (code === 'ERR_TOO_LARGE' && message.startsWith('Relay prompt '))) {
     return new sdk.InvalidPromptError({ prompt: call.request, message, cause: error })
   }

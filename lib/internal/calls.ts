@@ -232,6 +232,8 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       const message = failure.message ?? ''
       const code = failure.code ?? 'ERR_INTERNAL'
       if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
+      // An answer that did not match its schema: the backend answered, it did not fail.
+      if (typeof failure.answer === 'string') return new RelayError(message, code, { backend: failure.backend, answer: failure.answer })
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
       const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
       return new RelayError(message, code, { backend: failure.backend, cause, ...output })

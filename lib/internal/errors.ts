@@ -13,6 +13,8 @@ export interface RelayErrorOptions {
   cause?: unknown
   /** What a CLI backend said last, at most 2 KiB (see `RelayError.backendOutput`). */
   backendOutput?: string
+  /** The answer that did not match its schema (see `RelayError.answer`). */
+  answer?: string
 }
 
 /** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
@@ -26,12 +28,18 @@ export class RelayError extends Error {
    * nothing, and for other backends. The message carries it too.
    */
   readonly backendOutput?: string
+  /**
+   * For `ERR_SCHEMA` of an answer (a `schema` or `verdict` call whose answer is not the JSON
+   * asked for): the backend's whole answer, to read, repair or ask again with. Absent otherwise.
+   */
+  readonly answer?: string
 
   constructor(message: string, code: RelayErrorCode = 'ERR_BACKEND_FAILED', options: RelayErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined)
     this.code = code
     if (options.backend !== undefined) this.backend = options.backend
     if (options.backendOutput !== undefined) this.backendOutput = options.backendOutput
+    if (options.answer !== undefined) this.answer = options.answer
   }
 }
 

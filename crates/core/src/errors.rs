@@ -194,6 +194,15 @@ pub enum RelayError {
     /// §13).
     #[error("{0}")]
     Schema(String),
+    /// An answer that is not the JSON its schema (or verdict) asks for: `ERR_SCHEMA`, with the
+    /// backend that gave it and the answer itself, for the caller to read or retry with
+    /// (docs/ERRORS.md, `answer`).
+    #[error("{message}")]
+    AnswerMismatch {
+        backend: String,
+        message: String,
+        answer: String,
+    },
     /// A failure reported by a backend, with the backend's own message.
     #[error("{message}")]
     Backend {
@@ -229,17 +238,27 @@ impl RelayError {
             RelayError::DepthLimit => ErrorCode::DepthLimit,
             RelayError::GitDiff { .. } => ErrorCode::GitDiff,
             RelayError::Timeout { .. } => ErrorCode::Timeout,
-            RelayError::Schema(_) => ErrorCode::Schema,
+            RelayError::Schema(_) | RelayError::AnswerMismatch { .. } => ErrorCode::Schema,
             RelayError::Session(_) => ErrorCode::Session,
             RelayError::Backend { kind, .. } => kind.code(),
             RelayError::Internal(_) => ErrorCode::Internal,
         }
     }
 
-    /// The backend's name, for errors a backend reported.
+    /// The backend's name, for errors a backend reported (an answer it gave included).
     pub fn backend(&self) -> Option<&str> {
         match self {
-            RelayError::Backend { backend, .. } => Some(backend),
+            RelayError::Backend { backend, .. } | RelayError::AnswerMismatch { backend, .. } => {
+                Some(backend)
+            }
+            _ => None,
+        }
+    }
+
+    /// The answer that did not match its schema.
+    pub fn answer(&self) -> Option<&str> {
+        match self {
+            RelayError::AnswerMismatch { answer, .. } => Some(answer),
             _ => None,
         }
     }

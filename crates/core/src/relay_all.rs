@@ -62,7 +62,7 @@ pub async fn relay_all(
         async move {
             let outcome = match backend {
                 Ok(backend) => match run_backend(backend, request, deadline).await {
-                    Ok(answer) => checked(answer, schema.as_ref(), false, deadline).await,
+                    Ok(answer) => checked(answer, schema.as_ref(), false, &name, deadline).await,
                     Err(failure) => Err(failure),
                 },
                 Err(refused) => Err(refused.into()),

@@ -117,8 +117,7 @@ impl Schema {
     /// breaks the schema.
     pub fn check(&self, answer: &str) -> Result<String, RelayError> {
         let json = strip_json_fence(answer);
-        let instance: Value = serde_json::from_str(json)
-            .map_err(|e| RelayError::Schema(format!("Answer is not JSON: {e}")))?;
+        let instance: Value = serde_json::from_str(json).map_err(|e| not_json(json, &e))?;
         if let Err(error) = self.validator.validate(&instance) {
             return Err(RelayError::Schema(format!(
                 "Answer does not match the schema at {}: {error}",
@@ -127,6 +126,22 @@ impl Schema {
         }
         Ok(json.to_string())
     }
+}
+
+/// An answer that is not JSON, said for a person: how it begins, and where a JSON parser gave up
+/// (the answer itself is the error's `answer`).
+fn not_json(json: &str, e: &serde_json::Error) -> RelayError {
+    let begins: String = json.trim_start().chars().take(40).collect();
+    let more = if json.trim_start().chars().nth(40).is_some() {
+        "…"
+    } else {
+        ""
+    };
+    RelayError::Schema(format!(
+        "Answer is not JSON: it begins {begins:?}{more}, and is not JSON from line {} column {} on; the whole answer is the error's answer",
+        e.line(),
+        e.column()
+    ))
 }
 
 /// Why a pattern that is a valid ECMA-262 regex may still be refused.

@@ -50,13 +50,14 @@ pub async fn relay(
     let deadline = request.terms.deadline.clone();
     request.terms.chunks = call.chunks;
     let schema = request.terms.schema.clone();
+    let name = backend.name().to_string();
     // Kept for the session's history only when there is a session.
     let prompt = session.as_ref().map(|_| request.prompt.clone());
     let answer = run_backend(backend, request, &deadline).await?;
     if let Some(session) = &session {
         sessions::check_resumed(&session.label, &session.turn)?;
     }
-    let answer = Box::pin(checked(answer, schema.as_ref(), false, &deadline)).await?;
+    let answer = Box::pin(checked(answer, schema.as_ref(), false, &name, &deadline)).await?;
     if let (Some(session), Some(prompt)) = (session, prompt) {
         // The answer is the caller's now: a save the call's deadline or abort stops (the store's
         // lock held elsewhere) is a warning.

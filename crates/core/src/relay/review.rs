@@ -47,8 +47,9 @@ pub async fn review_relay(
     call.warn_about_fit(fitted.as_ref()).await;
     let deadline = request.terms.deadline.clone();
     let schema = request.terms.schema.clone();
+    let name = backend.name().to_string();
     let answer = run_backend(backend, request, &deadline).await?;
-    checked(answer, schema.as_ref(), verdict, &deadline).await
+    checked(answer, schema.as_ref(), verdict, &name, &deadline).await
 }
 
 /// A native review's result as the call's, or `None` when the generic path is to be tried: the

@@ -103,12 +103,14 @@ pub fn settle(
 
 /// A schema-checked answer is its JSON text; a verdict is also checked against its findings (and
 /// written back compact, as upstream, the phone-a-friend v4.1.1 CLI, does: docs/CONTRACT.md §13).
+/// One that does not match is `ERR_SCHEMA` carrying the answer and the `backend` that gave it.
 /// The check runs where the call's deadline and abort stop waiting for it: a schema's patterns
 /// over a large answer can take long.
 pub(crate) async fn checked(
     answer: String,
     schema: Option<&Arc<Schema>>,
     verdict: bool,
+    backend: &str,
     deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
     let Some(schema) = schema else {
@@ -117,11 +119,17 @@ pub(crate) async fn checked(
     let schema = Arc::clone(schema);
     match deadline
         .bound_on_thread("paf-schema-check", move || {
-            checked_now(&answer, &schema, verdict)
+            checked_now(answer, &schema, verdict)
         })
         .await
     {
-        Ok(Ok(checked)) => checked,
+        Ok(Ok(Ok(checked))) => Ok(checked),
+        Ok(Ok(Err((message, answer)))) => Err(RelayError::AnswerMismatch {
+            backend: backend.to_string(),
+            message,
+            answer,
+        }
+        .into()),
         Ok(Err(e)) => Err(RelayError::Schema(format!(
             "Could not check the answer against the schema: {e}"
         ))
@@ -130,13 +138,19 @@ pub(crate) async fn checked(
     }
 }
 
-fn checked_now(answer: &str, schema: &Schema, verdict: bool) -> Result<String, RelayFailure> {
-    let json = schema.check(answer)?;
+/// The checked answer, or why it does not match, with the answer given back.
+fn checked_now(answer: String, schema: &Schema, verdict: bool) -> Result<String, (String, String)> {
+    let json = match schema.check(&answer) {
+        Ok(json) => json,
+        Err(mismatch) => return Err((mismatch.to_string(), answer)),
+    };
     if !verdict {
         return Ok(json);
     }
-    let verdict = verdict::parse(&json).map_err(RelayError::from)?;
-    Ok(verdict.to_json())
+    match verdict::parse(&json) {
+        Ok(verdict) => Ok(verdict.to_json()),
+        Err(mismatch) => Err((RelayError::from(mismatch).to_string(), answer)),
+    }
 }
 
 /// An aborted call settles as aborted, as [`run_backend`] would.
