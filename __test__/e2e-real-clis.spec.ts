@@ -10,6 +10,14 @@ import { processesWithEnv } from './support/processes.js'
 
 const suite = realClisSuite()
 
+/** The options of a relay whose diff (a 440 KB `lockFile` and a one-line change) must be fitted. */
+function fittedRelay(lockFile: string, backend: string) {
+  const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
+  suite.repo.write(lockFile, '\n').commit('lock')
+  suite.repo.write(lockFile, `${lock}\n`).write('a.txt', 'changed\n')
+  return { prompt: 'Review', repoPath: suite.repo.path, backend, includeDiff: true, fit: true, onWarning: () => {} }
+}
+
 describe('codex 0.169 for real', () => {
   beforeEach(async () => useEnv(await codexEnv(suite.server)))
 
@@ -42,10 +50,7 @@ describe('codex 0.169 for real', () => {
   })
 
   it('a fitted diff reaches the model exactly as the dry run shows it', async () => {
-    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
-    suite.repo.write('package-lock.json', '{}\n').commit('lock')
-    suite.repo.write('package-lock.json', `${lock}\n`).write('a.txt', 'changed\n')
-    const options = { prompt: 'Review', repoPath: suite.repo.path, backend: 'codex', includeDiff: true, fit: true, onWarning: () => {} }
+    const options = fittedRelay('package-lock.json', 'codex')
     const dryRun = await relay({ ...options, dryRun: true })
     expect(dryRun.coverage?.find((file) => file.path === 'package-lock.json')?.status).toBe('left-out')
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
@@ -65,10 +70,7 @@ describe('gemini 0.61 for real', () => {
   beforeEach(async () => useEnv(await geminiEnv(suite.server)))
 
   it('a fitted diff reaches the model as the dry run shows it', async () => {
-    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
-    suite.repo.write('yarn.lock', '\n').commit('lock')
-    suite.repo.write('yarn.lock', `${lock}\n`).write('a.txt', 'changed\n')
-    const options = { prompt: 'Review', repoPath: suite.repo.path, backend: 'gemini', includeDiff: true, fit: true, onWarning: () => {} }
+    const options = fittedRelay('yarn.lock', 'gemini')
     const dryRun = await relay({ ...options, dryRun: true })
     expect(dryRun.envelope).toContain('\n\nDiff Coverage:\n')
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
