@@ -3,6 +3,7 @@
 //! itself as a stream of sections, each kept only up to the budget, so memory is bounded by the
 //! budget, not by the diff.
 
+use std::collections::{BinaryHeap, HashMap};
 use std::ffi::OsString;
 
 use super::{run_git, DiffText, GitOutput, RawBytes, RunError, DIFF_OPTIONS};
@@ -144,16 +145,22 @@ async fn kinds(
 
 /// `check-attr -z` answers `path\0attribute\0value\0` per attribute asked.
 fn mark_attributes(listing: &[u8], paths: &[String], kinds: &mut [Kind]) {
+    // By name: a diff may change tens of thousands of files.
+    let index: HashMap<&[u8], usize> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| (path.as_bytes(), i))
+        .collect();
     let fields: Vec<&[u8]> = listing.split(|&b| b == 0).collect();
     for triple in fields.chunks_exact(3) {
         let set = matches!(triple[2], b"set" | b"true");
-        let Some(index) = paths.iter().position(|path| path.as_bytes() == triple[0]) else {
+        let Some(&i) = index.get(triple[0]) else {
             continue;
         };
         match triple[1] {
-            b"linguist-generated" if set => kinds[index] = Kind::Generated,
-            b"linguist-vendored" if set && kinds[index] != Kind::Generated => {
-                kinds[index] = Kind::Vendored;
+            b"linguist-generated" if set => kinds[i] = Kind::Generated,
+            b"linguist-vendored" if set && kinds[i] != Kind::Generated => {
+                kinds[i] = Kind::Vendored;
             }
             _ => {}
         }
@@ -194,6 +201,10 @@ struct Sections {
     line: Vec<u8>,
     /// Bytes of the line being read that were not held.
     dropped: usize,
+    /// The text kept in all.
+    kept: usize,
+    /// The finished sections with text kept, largest first: the first to give it up.
+    largest: BinaryHeap<(usize, usize)>,
 }
 
 impl Sections {
@@ -203,12 +214,19 @@ impl Sections {
             done: Vec::new(),
             line: Vec::new(),
             dropped: 0,
+            kept: 0,
+            largest: BinaryHeap::new(),
         }
     }
 
     fn add_line(&mut self, line: &[u8]) {
         let starts = line.starts_with(b"diff --git ");
         if starts || self.done.is_empty() {
+            if let Some(finished) = self.done.last() {
+                self.largest
+                    .push((finished.kept.len(), self.done.len() - 1));
+            }
+            self.bound_memory();
             self.done.push(Section {
                 bytes: 0,
                 kept: Vec::new(),
@@ -216,7 +234,6 @@ impl Sections {
                 binary: false,
                 hunks: 0,
             });
-            self.bound_memory();
         }
         let budget = self.budget;
         let dropped = std::mem::take(&mut self.dropped);
@@ -229,20 +246,22 @@ impl Sections {
             line.starts_with(b"Binary files ") || line.starts_with(b"GIT binary patch");
         if section.complete && dropped == 0 && section.kept.len() + line.len() <= budget {
             section.kept.extend_from_slice(line);
+            self.kept += line.len();
         } else {
             section.complete = false;
         }
     }
 
-    /// Keeps at most three budgets of text: a fitted diff holds one.
+    /// Keeps at most three budgets of text (a fitted diff holds one), and the section being read.
     fn bound_memory(&mut self) {
-        let kept = |sections: &[Section]| sections.iter().map(|s| s.kept.len()).sum::<usize>();
-        while kept(&self.done) > 3 * self.budget {
-            let Some(largest) = self.done.iter_mut().max_by_key(|s| s.kept.len()) else {
+        while self.kept > 3 * self.budget {
+            let Some((_, i)) = self.largest.pop() else {
                 return;
             };
-            largest.kept = Vec::new();
-            largest.complete = false;
+            let section = &mut self.done[i];
+            self.kept -= section.kept.len();
+            section.kept = Vec::new();
+            section.complete = false;
         }
     }
 }
