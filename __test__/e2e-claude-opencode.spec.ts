@@ -135,6 +135,20 @@ describe('claude 2.1.330 for real', () => {
     expect(server.modelRequests()[0].body).toMatchObject({ model: 'claude-fake-model' })
   })
 
+  it('a fitted diff reaches the model exactly as the dry run shows it', async () => {
+    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
+    repo.write('Cargo.lock', '\n').commit('lock')
+    repo.write('Cargo.lock', `${lock}\n`).write('a.txt', 'changed\n')
+    const options = { prompt: 'Review', repoPath: repo.path, backend: 'claude', includeDiff: true, fit: true, onWarning: () => {} }
+    const dryRun = await relay({ ...options, dryRun: true })
+    expect(dryRun.coverage?.map((file) => [file.path, file.status])).toEqual([
+      ['Cargo.lock', 'left-out'],
+      ['a.txt', 'whole'],
+    ])
+    await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
+    expect(server.modelRequests()[0].prompt).toBe(dryRun.envelope)
+  })
+
   it('read-only refuses a scripted write: Write is not offered and the file never exists', async () => {
     const target = join(repo.path, 'written.txt')
     server.setTool({ name: 'Write', input: { file_path: target, content: 'written\n' } })
