@@ -17,7 +17,7 @@ import {
   startFakeModelServer,
   type FakeModelServer,
 } from './support/fake-model-server.js'
-import { envelopeOf, restoreEnv, timedStream, useEnv } from './support/e2e.js'
+import { envelopeOf, fittedRelay, restoreEnv, timedStream, useEnv } from './support/e2e.js'
 import { TempRepo } from './support/git-repo.js'
 import { processesWithEnv, runsAsRoot } from './support/processes.js'
 
@@ -136,10 +136,7 @@ describe('claude 2.1.330 for real', () => {
   })
 
   it('a fitted diff reaches the model exactly as the dry run shows it', async () => {
-    const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
-    repo.write('Cargo.lock', '\n').commit('lock')
-    repo.write('Cargo.lock', `${lock}\n`).write('a.txt', 'changed\n')
-    const options = { prompt: 'Review', repoPath: repo.path, backend: 'claude', includeDiff: true, fit: true, onWarning: () => {} }
+    const options = fittedRelay(repo, 'Cargo.lock', 'claude')
     const dryRun = await relay({ ...options, dryRun: true })
     expect(dryRun.coverage?.map((file) => [file.path, file.status])).toEqual([
       ['Cargo.lock', 'left-out'],

@@ -4,19 +4,12 @@ import { readdirSync } from 'node:fs'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
 import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer } from './support/fake-model-server.js'
-import { envelopeOf, timedStream, useEnv } from './support/e2e.js'
+import { envelopeOf, fittedRelay, timedStream, useEnv } from './support/e2e.js'
 import { realClisSuite } from './support/real-clis.js'
 import { processesWithEnv } from './support/processes.js'
 
 const suite = realClisSuite()
 
-/** The options of a relay whose diff (a 440 KB `lockFile` and a one-line change) must be fitted. */
-function fittedRelay(lockFile: string, backend: string) {
-  const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
-  suite.repo.write(lockFile, '\n').commit('lock')
-  suite.repo.write(lockFile, `${lock}\n`).write('a.txt', 'changed\n')
-  return { prompt: 'Review', repoPath: suite.repo.path, backend, includeDiff: true, fit: true, onWarning: () => {} }
-}
 
 describe('codex 0.169 for real', () => {
   beforeEach(async () => useEnv(await codexEnv(suite.server)))
@@ -50,7 +43,7 @@ describe('codex 0.169 for real', () => {
   })
 
   it('a fitted diff reaches the model exactly as the dry run shows it', async () => {
-    const options = fittedRelay('package-lock.json', 'codex')
+    const options = fittedRelay(suite.repo, 'package-lock.json', 'codex')
     const dryRun = await relay({ ...options, dryRun: true })
     expect(dryRun.coverage?.find((file) => file.path === 'package-lock.json')?.status).toBe('left-out')
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
@@ -70,7 +63,7 @@ describe('gemini 0.61 for real', () => {
   beforeEach(async () => useEnv(await geminiEnv(suite.server)))
 
   it('a fitted diff reaches the model as the dry run shows it', async () => {
-    const options = fittedRelay('yarn.lock', 'gemini')
+    const options = fittedRelay(suite.repo, 'yarn.lock', 'gemini')
     const dryRun = await relay({ ...options, dryRun: true })
     expect(dryRun.envelope).toContain('\n\nDiff Coverage:\n')
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)

@@ -1,5 +1,6 @@
-// What the end-to-end suites share: the environment a test adds for the relay, and the envelope a
-// relay wraps a request in.
+// What the end-to-end suites share: the environment a test adds for the relay, the envelope a
+// relay wraps a request in, and a relay whose diff must be fitted.
+import type { TempRepo } from './git-repo.js'
 
 const undo: Array<() => void> = []
 
@@ -34,4 +35,15 @@ export async function timedStream(stream: AsyncGenerator<string, string, undefin
     if (step.done) return { chunks, answer: step.value, endedAt: Date.now() }
     chunks.push({ text: step.value, at: Date.now() })
   }
+}
+
+/**
+ * The options of a relay to `backend` whose diff must be fitted: `lockFile` committed, then
+ * rewritten to 440 KB, beside a one-line change of `a.txt`.
+ */
+export function fittedRelay(repo: TempRepo, lockFile: string, backend: string) {
+  const lock = Array.from({ length: 6_000 }, (_, i) => `lock line ${String(i).padStart(60, '0')}`).join('\n')
+  repo.write(lockFile, '\n').commit('lock')
+  repo.write(lockFile, `${lock}\n`).write('a.txt', 'changed\n')
+  return { prompt: 'Review', repoPath: repo.path, backend, includeDiff: true, fit: true, onWarning: () => {} }
 }
