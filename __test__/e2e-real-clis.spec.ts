@@ -10,7 +10,6 @@ import { processesWithEnv } from './support/processes.js'
 
 const suite = realClisSuite()
 
-
 describe('codex 0.169 for real', () => {
   beforeEach(async () => useEnv(await codexEnv(suite.server)))
 
