@@ -192,7 +192,8 @@ pub fn fit(files: Vec<FileDiff>, budget: usize) -> Fitted {
             Status::LeftOut => Some(file.kind.reason().to_string()),
         };
         if let Some(text) = &file.text {
-            fitted.text.push_str(&text[..included]);
+            // `included` ends at a line of `text` (or is its length): never inside a character.
+            fitted.text.push_str(text.get(..included).unwrap_or(text));
         }
         fitted.coverage.push(Coverage {
             path: file.path,

@@ -1013,6 +1013,13 @@ mod tests {
                 .map(|diff| diff.text),
             stopped
         );
+        // The fitted road runs its own git: bounded and stopped the same way.
+        assert_eq!(
+            diff_for_relay(&repo, GitEnv::Inherit, Some(1_000), &deadline(0.3))
+                .await
+                .map(|diff| diff.text),
+            stopped
+        );
         assert_eq!(
             diff_against_base(&repo, "main", GitEnv::Inherit, None, &deadline(0.3))
                 .await

@@ -181,10 +181,17 @@ impl Section {
     fn into_file(self, path: String, kind: Kind) -> FileDiff {
         let kind = if self.binary { Kind::Binary } else { kind };
         let text = String::from_utf8_lossy(&self.kept).into_owned();
+        // A file git shows as text need not be UTF-8: a whole section's size is that of the text
+        // it becomes (each invalid byte a U+FFFD), so that what is included is measured in it.
+        let bytes = if self.complete {
+            text.len()
+        } else {
+            self.bytes
+        };
         FileDiff {
             path,
             kind,
-            bytes: self.bytes,
+            bytes,
             text: Some(text),
             complete: self.complete,
             hunks: self.hunks,
@@ -304,6 +311,7 @@ mod tests {
     use crate::deadline::{Deadline, Timeout};
     use crate::fit::Status;
     use crate::limits::MAX_DIFF_BYTES;
+    use crate::subprocess::Sink;
     use tokio_util::sync::CancellationToken;
 
     fn minute() -> Deadline {
@@ -421,6 +429,19 @@ mod tests {
         assert!(!diff.text.contains("lock 0"));
         assert!(diff.text.contains("diff --git a/src/big.rs b/src/big.rs"));
         assert!(diff.text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_section_that_is_not_utf_8_is_measured_as_the_text_it_becomes() {
+        let mut sections = super::Sections::new(1_000);
+        sections.push(b"diff --git a/l b/l\n@@ -1 +1 @@\n-caf\xe9\n+caf\xe8\n");
+        let section = sections.finish().pop().expect("a section");
+        let file = section.into_file("l".into(), crate::fit::Kind::Source);
+        let text = file.text.clone().unwrap_or_default();
+        assert_eq!(file.bytes, text.len());
+        let fitted = crate::fit::fit(vec![file], 1_000);
+        assert_eq!(fitted.text, text);
+        assert!(fitted.text.contains("+caf\u{fffd}\n"));
     }
 
     #[cfg_attr(windows, ignore = "runs git: none under wine")]
