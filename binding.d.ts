@@ -166,6 +166,10 @@ export interface CallStep {
   dryRun?: NativeDryRun
   outcomes?: Array<NativeBackendOutcome>
   failure?: NativeFailure
+  /** The backend that answered (an answer). */
+  backend?: string
+  /** How a fitted diff was fitted, file by file (an answer with `fit`). */
+  coverage?: Array<NativeCoverage>
 }
 
 /** Synchronous: looks the CLIs up on this process's PATH. */
@@ -280,6 +284,8 @@ export interface NativeDryRun {
   timeoutSeconds: number
   base?: string
   envelope?: string
+  /** The envelope's limit the call was held to. */
+  maxPromptBytes: number
   kind: DryRunKind
   command?: NativeDryRunCommand
   request?: NativeDryRunRequest
@@ -461,6 +467,15 @@ export interface RelayRequest {
    * @default false
    */
   fit?: boolean
+  /**
+   * The most bytes the envelope may take, for a friend with a small context window or to
+   * keep a call's cost down; never more than the envelope's limit, 500,000 (a larger value
+   * means 500,000). With `fit`, the context and diff are fitted to it; without, a larger
+   * envelope is refused (`ERR_TOO_LARGE`, naming this budget as its max). A native review
+   * (codex) builds its own prompt and is not bound by it.
+   * @default 500000
+   */
+  maxPromptBytes?: number
   /**
    * The branch or commit a review diffs against (`git diff <base>...HEAD`).
    * @default the first of `main`, `master` that exists, else `HEAD~1`

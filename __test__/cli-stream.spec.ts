@@ -109,7 +109,9 @@ describe('streaming by default', () => {
 
   it('--json never streams: one JSON document, once the backend is done', async () => {
     const result = await run(['-p', 'hi', '--to', 'drip', '--json'], HELLO)
-    expect(result).toMatchObject({ code: 0, stderr: '', stdout: `${JSON.stringify({ ok: true, output: 'Hello, world' })}\n` })
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    expect(result.stdout.endsWith('}\n') && result.stdout.indexOf('\n') === result.stdout.length - 1).toBe(true)
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'Hello, world', backend: 'drip', coverage: null })
     expect(result.firstAt).toBeGreaterThanOrEqual(doneAt())
     const failed = await run(['-p', 'hi', '--to', 'drip', '--json'], { chunks: ['half'], fail: 'gone' })
     expect(failed).toMatchObject({ code: 1, stderr: '', stdout: `${JSON.stringify({ ok: false, error: { code: 'ERR_BACKEND_FAILED', message: 'gone' } })}\n` })

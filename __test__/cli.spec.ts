@@ -94,7 +94,9 @@ describe('phone-a-friend relay', () => {
     fake.mode('answer')
     const ok = await runCli(['--prompt', 'P', '--repo', repo.path, '--json'], { env: env() })
     expect(ok.code).toBe(0)
-    expect(JSON.parse(ok.stdout)).toEqual({ ok: true, output: 'file answer' })
+    const printed = JSON.parse(ok.stdout) as { durationMs: number }
+    expect(printed).toEqual({ ok: true, output: 'file answer', backend: 'codex', coverage: null, durationMs: printed.durationMs })
+    expect(Number.isInteger(printed.durationMs) && printed.durationMs >= 0).toBe(true)
     const failed = await runCli(['--prompt', 'P', '--repo', join(repo.path, 'nope'), '--json'], { env: env() })
     expect(failed.code).toBe(1)
     expect(JSON.parse(failed.stdout)).toEqual({

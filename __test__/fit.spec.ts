@@ -4,9 +4,10 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { MAX_PROMPT_BYTES, _resetRegistry, registerBackend, relay, reviewRelay, type DryRun, type DryRunCoverage } from '@phone-a-friend/relay'
+import { MAX_PROMPT_BYTES, _resetRegistry, registerBackend, relay, relayDetailed, reviewRelay, reviewRelayDetailed, type DryRun, type DryRunCoverage } from '@phone-a-friend/relay'
 import { TempRepo } from './support/git-repo'
 import { runCli } from './support/run-cli'
+import { startOllamaStub } from './support/ollama-stub'
 
 /** `count` lines of `width` bytes each, starting with `tag`. */
 function lines(count: number, width: number, tag: string): string {
@@ -83,6 +84,41 @@ describe('fit', () => {
     expect(received).toEqual([dryRun.envelope])
   })
 
+  it('relayDetailed() and reviewRelayDetailed() give the answer with its backend, coverage and warnings', async () => {
+    registerBackend({ name: 'fit-detailed', allowedSandboxes: ['read-only'], run: async () => 'detailed' })
+    const options = { prompt: 'Review', repoPath: repo.path, includeDiff: true, fit: true, backend: 'fit-detailed', onWarning: () => {} }
+    const details = await relayDetailed(options)
+    expect(details).toMatchObject({ answer: 'detailed', backend: 'fit-detailed' })
+    expect(details.coverage).toEqual((await relay({ ...options, dryRun: true })).coverage)
+    expect(details.warnings).toHaveLength(1)
+    expect(details.warnings[0]).toMatch(/^\[phone-a-friend\] fit: the diff was fitted to /)
+    expect(details.durationMs).toBeGreaterThan(0)
+    // A diff sent whole has no coverage.
+    const plain = await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'fit-detailed' })
+    expect(plain).toMatchObject({ answer: 'detailed', coverage: null, warnings: [] })
+    const review = await reviewRelayDetailed({ repoPath: repo.path, base: 'HEAD', backend: 'fit-detailed' })
+    expect(review).toMatchObject({ answer: 'detailed', backend: 'fit-detailed', coverage: null })
+    await expect(relayDetailed({ ...options, dryRun: true } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+  })
+
+  it('the CLI’s --json answer carries the backend and the coverage', async () => {
+    const stub = await startOllamaStub((res, _, __, req) => {
+      if (req.url === '/api/show') return void res.writeHead(404).end('{"error":"not found"}')
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ message: { content: 'seen' }, done: true }))
+    })
+    try {
+      const result = await runCli(['--prompt', 'Review', '--include-diff', '--to', 'ollama', '--model', 'm', '--json'], { cwd: repo.path, env: { ...process.env, OLLAMA_HOST: stub.host } })
+      expect(result.code).toBe(0)
+      const printed = JSON.parse(result.stdout) as { ok: boolean; output: string; backend: string; coverage: DryRunCoverage[]; durationMs: number }
+      expect(printed).toMatchObject({ ok: true, output: 'seen', backend: 'ollama' })
+      expect(printed.coverage).toHaveLength(44)
+      expect(status(printed.coverage, 'package-lock.json')?.status).toBe('left-out')
+      expect(stub.asked).toEqual(['POST /api/show', 'POST /api/chat'])
+    } finally {
+      await stub.close()
+    }
+  })
+
   it('a review’s generic path is fitted too', async () => {
     const review = new TempRepo()
     try {
@@ -101,6 +137,24 @@ describe('fit', () => {
     }
   })
 
+  it('maxPromptBytes is the envelope’s budget: fitted to it, or with fit off refused naming it', async () => {
+    const options = { prompt: 'Review', repoPath: repo.path, includeDiff: true, dryRun: true as const, onWarning: () => {} }
+    const dryRun = await relay({ ...options, fit: true, maxPromptBytes: 60_000 })
+    expect(dryRun.envelopeBytes).toBeLessThanOrEqual(60_000)
+    expect(dryRun.envelopeBytes).toBeGreaterThan(40_000)
+    expect(dryRun.coverage?.filter((file) => file.status === 'whole').length).toBeLessThan(40)
+    // Past the contract's limit it means the limit.
+    const whole = await relay({ ...options, fit: true })
+    expect((await relay({ ...options, fit: true, maxPromptBytes: 2 ** 40 })).envelope).toBe(whole.envelope)
+    const small = { prompt: 'Review', repoPath: repo.path, contextText: 'x'.repeat(2_000), dryRun: true as const }
+    await expect(relay({ ...small, maxPromptBytes: 1_000 })).rejects.toMatchObject({ code: 'ERR_TOO_LARGE', message: expect.stringMatching(/^Relay prompt is too large \(\d+ bytes; max 1000 bytes\)$/) })
+    const cut = await relay({ ...small, maxPromptBytes: 1_000, fit: true, onWarning: () => {} })
+    expect(cut.envelopeBytes).toBeLessThanOrEqual(1_000)
+    expect(cut.envelope).toContain('[phone-a-friend: the context was cut to fit the envelope: ')
+    await expect(relay({ ...small, maxPromptBytes: '1000' as unknown as number })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE', message: 'The "options.maxPromptBytes" property must be of type number. Received type string ("1000")' })
+    await expect(relay({ ...small, maxPromptBytes: 1.5 })).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE', message: 'The value of "options.maxPromptBytes" is out of range. It must be an integer >= 0. Received 1.5' })
+  })
+
   it('the CLI fits by default, says so once on stderr and in --json, and --no-fit refuses', async () => {
     const fitted = await runCli(['--prompt', 'Review', '--include-diff', '--dry-run', '--json'], { cwd: repo.path })
     expect(fitted.code).toBe(0)
@@ -113,5 +167,14 @@ describe('fit', () => {
     const refused = await runCli(['--prompt', 'Review', '--include-diff', '--dry-run', '--no-fit'], { cwd: repo.path })
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(/^Error \[ERR_TOO_LARGE\]: Git diff is too large/)
+  })
+
+  it('the CLI takes --max-prompt-bytes, a whole number', async () => {
+    const fitted = await runCli(['--prompt', 'Review', '--include-diff', '--dry-run', '--json', '--max-prompt-bytes', '60000'], { cwd: repo.path })
+    expect(fitted.code).toBe(0)
+    expect((JSON.parse(fitted.stdout) as { dryRun: DryRun }).dryRun.envelopeBytes).toBeLessThanOrEqual(60_000)
+    const bad = await runCli(['--prompt', 'Review', '--dry-run', '--max-prompt-bytes', '6e4'], { cwd: repo.path })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('invalid --max-prompt-bytes value "6e4": expected a whole number of bytes, like 100000')
   })
 })

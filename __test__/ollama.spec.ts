@@ -94,6 +94,43 @@ describe('ollama', () => {
     expect(messages[0].content).toMatch(/^You are helping another coding agent[\s\S]*Request:\nHello$/)
   })
 
+  it('with fit, fits the envelope to the model’s window from /api/show and asks a num_ctx that holds it', async () => {
+    // An 8,192-token model: 2,048 tokens kept for the answer, 2 bytes a token for the prompt.
+    handler = (body, res, req) => {
+      if (req.url === '/api/show') return json(res, 200, { parameters: 'stop "<|eot|>"', model_info: { 'general.architecture': 'llama', 'llama.context_length': 8192 } })
+      json(res, 200, { message: { role: 'assistant', content: 'fitted' }, done: true })
+    }
+    const options = { prompt: 'Review', repoPath: repo.path, backend: 'ollama', model: 'small', contextText: 'x'.repeat(40_000) }
+    const dryRun = await relay({ ...options, fit: true, dryRun: true, onWarning: () => {} })
+    expect(dryRun.maxPromptBytes).toBe((8192 - 2048) * 2)
+    expect(dryRun.envelopeBytes).toBeLessThanOrEqual(dryRun.maxPromptBytes)
+    expect(dryRun.envelope).toContain('[phone-a-friend: the context was cut to fit the envelope: ')
+    expect(dryRun.action).toMatchObject({ kind: 'http', body: { model: 'small', options: { num_ctx: 8192 } } })
+    await expect(relay({ ...options, fit: true })).resolves.toBe('fitted')
+    expect(stub.asked).toEqual(['POST /api/show', 'POST /api/show', 'POST /api/chat'])
+    expect(stub.bodies[0]).toEqual({ model: 'small' })
+    const chat = stub.bodies[2]
+    expect(chat.options).toEqual({ num_ctx: 8192 })
+    expect((chat.messages as Array<{ content: string }>)[0].content).toBe(dryRun.envelope)
+    // Without fit nothing is asked and nothing added: the drop-in request.
+    await relay({ ...options, prompt: 'short', contextText: 'ctx' })
+    expect(stub.asked.slice(3)).toEqual(['POST /api/chat'])
+    expect(stub.bodies[3].options).toBeUndefined()
+  })
+
+  it('with fit, a small prompt keeps the model’s default context, and an unknown model its whole budget', async () => {
+    handler = (body, res, req) => {
+      if (req.url === '/api/show') return body.model === 'big' ? json(res, 200, { model_info: { 'qwen2.context_length': 32768 } }) : json(res, 404, { error: `model '${String(body.model)}' not found` })
+      json(res, 200, { message: { role: 'assistant', content: 'ok' }, done: true })
+    }
+    const small = await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'big', fit: true, dryRun: true })
+    expect(small.maxPromptBytes).toBe((32768 - 4096) * 2)
+    expect(small.action).toMatchObject({ kind: 'http' })
+    expect((small.action as { body: Record<string, unknown> }).body.options).toBeUndefined()
+    const unknown = await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'missing', fit: true, dryRun: true })
+    expect(unknown.maxPromptBytes).toBe(500_000)
+  })
+
   it('takes the model from OLLAMA_MODEL, and reads a host without a scheme', async () => {
     process.env.OLLAMA_MODEL = 'from-env'
     process.env.OLLAMA_HOST = stub.host

@@ -13,7 +13,7 @@ import type {
   RelayOptions,
   ReviewRelayOptions,
 } from './internal/options.js'
-import type { RelayAllResult } from './internal/calls.js'
+import type { RelayAllResult, RelayDetails } from './internal/calls.js'
 import type { Backend } from './internal/backends.js'
 
 let loaded: typeof Core | undefined
@@ -30,7 +30,7 @@ function internals(): typeof Core {
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
-export type { RelayAllResult } from './internal/calls.js'
+export type { RelayAllResult, RelayDetails } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction, DryRunCoverage, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
@@ -80,6 +80,25 @@ export function relay(options: RelayOptions): Promise<string>
 export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun>
 export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun> {
   return rejecting(() => internals().calls.relay(internals().options.nativeRelayOptions(options)))
+}
+
+/**
+ * `relay()`'s answer with what is known about it: the backend that answered, how a fitted diff
+ * was fitted (`coverage`), the call's warnings and its duration. Not a dry run.
+ */
+export function relayDetailed(options: RelayOptions): Promise<RelayDetails> {
+  return rejecting(() => internals().calls.detailed(detailedOptions(internals().options.nativeRelayOptions(options), 'relayDetailed'), 'relay'))
+}
+
+/** `reviewRelay()`'s answer with what is known about it, as `relayDetailed()` gives it. */
+export function reviewRelayDetailed(options: ReviewRelayOptions): Promise<RelayDetails> {
+  return rejecting(() => internals().calls.detailed(detailedOptions(internals().options.nativeReviewOptions(options), 'reviewRelayDetailed'), 'review'))
+}
+
+/** A detailed call's options: an answer is what it details, so not a dry run. */
+function detailedOptions<T extends { dryRun: boolean }>(parsed: T, name: string): T {
+  if (parsed.dryRun) throw invalidArgType('options.dryRun', `false for ${name}() (a dry run describes the call: relay({ dryRun: true }))`, true)
+  return parsed
 }
 
 /**

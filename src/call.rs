@@ -14,19 +14,19 @@ use napi_derive::napi;
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use crate::dry_run::NativeDryRun;
+use crate::dry_run::{NativeCoverage, NativeDryRun};
 use crate::failure::NativeFailure;
 use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
 use relay_core::backend::CallLink;
 use relay_core::errors::RelayFailure;
 use relay_core::registry::Registry;
-use relay_core::relay::{CallContext, Warn};
+use relay_core::relay::{Answered, CallContext, Warn};
 use relay_core::stream::{chunk_channel, ChunkSink, ChunkSource};
 
 /// How a call ended well.
 pub enum Ending {
-    Answer(String),
+    Answer(Answered),
     DryRun(Box<NativeDryRun>),
     Outcomes(Vec<NativeBackendOutcome>),
 }
@@ -43,7 +43,8 @@ pub enum StepKind {
     /// A JS backend to run for the call (`invoke`): the caller runs its trampoline and settles
     /// the invocation.
     Invoke,
-    /// The call's answer (`text`): the last step.
+    /// The call's answer (`text`), the backend that gave it (`backend`) and, for a fitted
+    /// diff, its coverage (`coverage`): the last step.
     Answer,
     /// What would be run (`dryRun`): the last step.
     DryRun,
@@ -62,6 +63,10 @@ pub struct CallStep {
     pub dry_run: Option<NativeDryRun>,
     pub outcomes: Option<Vec<NativeBackendOutcome>>,
     pub failure: Option<NativeFailure>,
+    /// The backend that answered (an answer).
+    pub backend: Option<String>,
+    /// How a fitted diff was fitted, file by file (an answer with `fit`).
+    pub coverage: Option<Vec<NativeCoverage>>,
 }
 
 impl CallStep {
@@ -74,6 +79,8 @@ impl CallStep {
             dry_run: None,
             outcomes: None,
             failure: None,
+            backend: None,
+            coverage: None,
         }
     }
 
@@ -86,7 +93,13 @@ impl CallStep {
 
     fn ended(ended: Ended) -> CallStep {
         match ended {
-            Ok(Ending::Answer(answer)) => CallStep::of(StepKind::Answer, answer),
+            Ok(Ending::Answer(answered)) => CallStep {
+                backend: Some(answered.backend),
+                coverage: answered
+                    .coverage
+                    .map(|files| files.into_iter().map(NativeCoverage::from).collect()),
+                ..CallStep::of(StepKind::Answer, answered.answer)
+            },
             Ok(Ending::DryRun(dry_run)) => CallStep {
                 dry_run: Some(*dry_run),
                 ..CallStep::empty(StepKind::DryRun)

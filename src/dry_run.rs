@@ -28,6 +28,8 @@ pub struct NativeDryRun {
     pub timeout_seconds: f64,
     pub base: Option<String>,
     pub envelope: Option<String>,
+    /// The envelope's limit the call was held to.
+    pub max_prompt_bytes: u32,
     pub kind: DryRunKind,
     pub command: Option<NativeDryRunCommand>,
     pub request: Option<NativeDryRunRequest>,
@@ -158,6 +160,8 @@ impl From<DryRun> for NativeDryRun {
             timeout_seconds: dry_run.timeout_seconds,
             base: dry_run.base,
             envelope: dry_run.envelope,
+            // At most the contract's 500,000.
+            max_prompt_bytes: u32::try_from(dry_run.max_prompt_bytes).unwrap_or(u32::MAX),
             kind,
             command,
             request,

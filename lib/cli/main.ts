@@ -26,6 +26,7 @@ const OPTIONS = {
   'include-diff': { type: 'boolean' },
   fit: { type: 'boolean' },
   'no-fit': { type: 'boolean' },
+  'max-prompt-bytes': { type: 'string' },
   timeout: { type: 'string' },
   model: { type: 'string', short: 'm' },
   sandbox: { type: 'string' },
@@ -116,6 +117,14 @@ function timeoutSeconds(flags: Flags): number | undefined {
   if (value === undefined) return undefined
   if (!DECIMAL.test(value)) throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`)
   return Number(value)
+}
+
+/** `--max-prompt-bytes`: a whole number of bytes, or a usage error naming the value. */
+function maxPromptBytes(flags: Flags): number | undefined {
+  const value = flags['max-prompt-bytes']
+  if (value === undefined) return undefined
+  if (!/^\d+$/.test(value)) throw new UsageError(`invalid --max-prompt-bytes value ${JSON.stringify(value)}: expected a whole number of bytes, like 100000`)
+  return Math.min(Number(value), 0xffff_ffff)
 }
 
 /**
@@ -239,6 +248,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
   if (flags.prompt === undefined && !review) throw new UsageError('missing --prompt')
   refuseIgnoredFlags(flags, review)
   const timeout = timeoutSeconds(flags)
+  const promptBytes = maxPromptBytes(flags)
   const schema = await schemaOf(flags)
   const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
   const backends = severalBackends(backend, review)
@@ -252,6 +262,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     includeDiff: flags['include-diff'] ?? truthy(envFlag('PHONE_A_FRIEND_INCLUDE_DIFF')),
     // On unless --no-fit: a diff over its limit is fitted, and the friend told what it did not see.
     fit: !flags['no-fit'],
+    maxPromptBytes: promptBytes,
     timeoutSeconds: timeout,
     model: flags.model,
     sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')) as SandboxMode | undefined,
@@ -449,9 +460,10 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`))
     // JSON answers (--schema, --verdict) are all or nothing: never streamed.
     if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
-      const answer = request.review ? await library.reviewRelay(request.options) : await library.relay(request.options)
+      const details = request.review ? await library.reviewRelayDetailed(request.options) : await library.relayDetailed(request.options)
+      const { answer, backend: answered, coverage, durationMs } = details
       stopSpinner()
-      process.stdout.write(flags.json ? `${printableJson({ ok: true, output: answer })}\n` : `${shownText(answer)}\n`)
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, output: answer, backend: answered, coverage, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
       return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0
     }
     // The spinner shares the terminal with stdout: it goes before the first byte of the answer.

@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -16,6 +16,9 @@ const RELAY_OPTIONS = `Relay options:
                            by default lock files, generated, vendored and binary files are left
                            out first, then the largest; a file too large is cut at a hunk; the
                            envelope's Diff Coverage section and a warning say what was left out
+      --max-prompt-bytes <n>
+                           The envelope's budget, below its 500,000-byte limit: the context and
+                           diff are fitted to it (with --no-fit, a larger envelope is refused)
       --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
   -m, --model <m>          Model for the backend

@@ -5,6 +5,8 @@ export interface CallRecord {
   readonly signal?: AbortSignal
   /** Where the call's warnings go (else `console.error`). */
   readonly onWarning?: (message: string) => void
+  /** The call's warnings, kept for a detailed call's result (`relayDetailed()`). */
+  readonly warnings?: string[]
 }
 
 /** Keeps a thrown value for the call and returns its handle. */

@@ -10,7 +10,7 @@ import type { CallRecord } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
 import { onAbort } from './abort-listeners.js'
 import { runInvocation, trampolineFor } from './backends.js'
-import { toDryRun, type DryRun } from './dry-run.js'
+import { toCoverage, toDryRun, type DryRun, type DryRunCoverage } from './dry-run.js'
 import { DEFAULT_BACKEND } from './limits.js'
 import type { Parsed } from './options.js'
 
@@ -18,6 +18,8 @@ import type { Parsed } from './options.js'
 export interface CallOptions {
   signal?: AbortSignal
   onWarning?: (message: string) => void
+  /** Where to keep its warnings too (a detailed call's result). */
+  warnings?: string[]
 }
 
 /**
@@ -37,14 +39,15 @@ interface OpenCall {
 }
 
 /** Opens a call: an aborted signal fails it first, before anything is copied. */
-function openCall({ signal, onWarning }: CallOptions): OpenCall {
+function openCall({ signal, onWarning, warnings }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
-  return { caller: caller(), record: { thrown: new Map(), signal, onWarning } }
+  return { caller: caller(), record: { thrown: new Map(), signal, onWarning, warnings } }
 }
 
 /** A warning about a call goes to its `onWarning`, else `console.error`. */
 function warn(record: CallRecord, message: string): void {
   const { onWarning } = record
+  record.warnings?.push(message)
   if (onWarning === undefined) {
     // Looked up on each call so a test's spy on console.error sees it.
     console.error(message)
@@ -171,6 +174,31 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
   const result = binding.settleDirect(direct.backend, settled)
   if (typeof result === 'string') return result
   throw fromNative(result, call.record)
+}
+
+/** An answer with what is known about it: `relayDetailed()` and `reviewRelayDetailed()` resolve with it. */
+export interface RelayDetails {
+  /** The answer: what `relay()` (or `reviewRelay()`) resolves with. */
+  answer: string
+  /** The backend that answered. */
+  backend: string
+  /** With `fit`, how a diff too large to send whole was fitted, every changed file in git's order (docs/CONTRACT.md §6a); `null` when it went whole (or there was none). */
+  coverage: DryRunCoverage[] | null
+  /** The call's warnings, in order; each also went to `onWarning`, else `console.error`. */
+  warnings: string[]
+  /** From the call to its answer, in milliseconds. */
+  durationMs: number
+}
+
+/** `relayDetailed()` and `reviewRelayDetailed()`: the call on the runtime's road, its answer with what is known about it. */
+export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): Promise<RelayDetails> {
+  const started = performance.now()
+  const warnings: string[] = []
+  const { options, onChunk } = parsed
+  const mode = { dryRun: false, stream: onChunk !== undefined }
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => (operation === 'relay' ? scope().relay(options, caller, mode) : scope().review(options, caller, mode))
+  const { step } = await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk)
+  return { answer: step.text ?? '', backend: step.backend ?? '', coverage: toCoverage(step.coverage), warnings, durationMs: performance.now() - started }
 }
 
 /** `relayStream()`: the text as it comes; returns the answer. */

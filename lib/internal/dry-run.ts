@@ -1,5 +1,4 @@
-import type { NativeDryRun } from '../../binding.js'
-import { MAX_PROMPT_BYTES } from './limits.js'
+import type { NativeCoverage, NativeDryRun } from '../../binding.js'
 
 /** What a dry run would start: a program, an HTTP request, or a JavaScript backend's method. */
 export type DryRunAction =
@@ -74,7 +73,7 @@ export interface DryRun {
   envelope: string | null
   /** The envelope's size in UTF-8 bytes (0 without one). */
   envelopeBytes: number
-  /** The largest envelope a relay sends (`MAX_PROMPT_BYTES`); a larger one is refused with `ERR_TOO_LARGE`. */
+  /** The largest envelope this call sends: `MAX_PROMPT_BYTES`, `maxPromptBytes`, or (with `fit`) what the model's context window holds; a larger one is refused with `ERR_TOO_LARGE`. */
   maxPromptBytes: number
   action: DryRunAction
   /**
@@ -119,10 +118,15 @@ export function toDryRun(native: NativeDryRun): DryRun {
     ...(native.base === undefined || native.base === null ? {} : { base: native.base }),
     envelope,
     envelopeBytes: envelope === null ? 0 : Buffer.byteLength(envelope, 'utf8'),
-    maxPromptBytes: MAX_PROMPT_BYTES,
+    maxPromptBytes: native.maxPromptBytes,
     action: action(native),
     env: { set: Object.fromEntries(native.envSet.map(([name, value]) => [name, value])), removed: native.envRemoved },
     diff: native.diff ? { source: native.diff.source as DryRunDiff['source'], description: native.diff.description } : null,
-    coverage: native.coverage ? native.coverage.map((file) => ({ path: file.path, status: file.status, bytes: file.bytes, includedBytes: file.includedBytes, reason: file.reason ?? null })) : null,
+    coverage: toCoverage(native.coverage),
   }
+}
+
+/** A fitted diff's coverage as the API gives it (a dry run's, an answer's); `null` for a diff sent whole. */
+export function toCoverage(native: NativeCoverage[] | null | undefined): DryRunCoverage[] | null {
+  return native ? native.map((file) => ({ path: file.path, status: file.status, bytes: file.bytes, includedBytes: file.includedBytes, reason: file.reason ?? null })) : null
 }

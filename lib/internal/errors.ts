@@ -65,6 +65,13 @@ export function invalidArgType(name: string, expected: string, actual: unknown):
   return error
 }
 
+/** A `RangeError` with Node's `ERR_OUT_OF_RANGE` code, for a number outside what an argument takes. */
+export function outOfRange(name: string, range: string, actual: number): RangeError {
+  const error = new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`)
+  Object.defineProperty(error, 'code', { value: 'ERR_OUT_OF_RANGE', enumerable: true, writable: true, configurable: true })
+  return error
+}
+
 /** How Node's own argument errors describe a received value. */
 export function describe(value: unknown): string {
   if (value === null) return 'null'

@@ -1,5 +1,5 @@
 import type { RelayRequest } from '../../binding.js'
-import { invalidArgType } from './errors.js'
+import { invalidArgType, outOfRange } from './errors.js'
 
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -112,6 +112,18 @@ function timeout(options: Fields): number | undefined {
   return typeof value === 'number' ? value : Number.NaN
 }
 
+/** The largest count the addon takes (a u32); the core's limits are far below it. */
+const MAX_U32 = 0xffff_ffff
+
+/** A count of bytes: a whole number from 0 up; past the core's limit it means the limit. */
+function byteCount(options: Fields, key: string): number | undefined {
+  const value = options[key]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'number') throw invalidArgType(`options.${key}`, 'of type number', value)
+  if (!Number.isInteger(value) || value < 0) throw outOfRange(`options.${key}`, 'an integer >= 0', value)
+  return Math.min(value, MAX_U32)
+}
+
 export function signalOf(options: Fields): AbortSignal | undefined {
   const value = options.signal
   if (value === undefined || value === null) return undefined
@@ -179,6 +191,7 @@ function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
     session: relay ? optionalString(fields, 'session') : undefined,
     backendSession: relay ? optionalString(fields, 'backendSession') : undefined,
     fit: optionalBoolean(fields, 'fit'),
+    maxPromptBytes: byteCount(fields, 'maxPromptBytes'),
     base: relay ? undefined : optionalString(fields, 'base'),
     verdict: relay ? undefined : optionalBoolean(fields, 'verdict'),
   }

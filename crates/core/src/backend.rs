@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::deadline::{Deadline, Timeout};
 use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
+use crate::model_window::ModelWindow;
 use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
@@ -37,7 +38,24 @@ pub struct Terms {
     pub chunks: ChunkSink,
     /// Opaque to the core: what the bindings need to reach the call that made this one.
     pub link: CallLink,
+    /// The envelope's limit the call was held to: 500,000 bytes, `maxPromptBytes`, or what the
+    /// model's context window holds (docs/CONTRACT.md §6a).
+    pub prompt_limit: usize,
+    /// The model's context window, when its backend reported one to a fitted call: a backend
+    /// that sizes its context per request asks for one the prompt fits (Ollama's `num_ctx`).
+    pub window: Option<ModelWindow>,
 }
+
+/// What a backend is asked its model's context window with ([`Backend::model_window`]).
+pub struct WindowQuery {
+    /// The model the call names, as the caller gave it.
+    pub model: Option<String>,
+    /// The caller's environment (where a backend finds its server and default model).
+    pub env: Env,
+    pub deadline: Deadline,
+}
+
+pub type WindowFuture = Pin<Box<dyn Future<Output = Option<ModelWindow>> + Send>>;
 
 /// What `run()` receives.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +229,13 @@ pub trait Backend: Send + Sync {
 
     /// What `run` would do with `request`, starting nothing (a dry run).
     fn plan(&self, request: &RunRequest) -> Plan;
+
+    /// Asks the model's context window, when this backend can (Ollama: `/api/show`), for a call
+    /// that fits its envelope (`fit`); the future ends by the query's deadline, `None` when the
+    /// window is not known. `None` for a backend that cannot ask.
+    fn model_window(&self, _query: WindowQuery) -> Option<WindowFuture> {
+        None
+    }
 
     /// What `review` would do, when it would review natively; `None` exactly when `review`
     /// returns `None` (the generic path), as the default `review` always does.

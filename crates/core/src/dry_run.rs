@@ -20,6 +20,9 @@ pub struct DryRun {
     pub base: Option<String>,
     /// What the backend would be sent; `None` for a native review (it reads the repository).
     pub envelope: Option<String>,
+    /// The envelope's limit the call was held to: 500,000 bytes, `maxPromptBytes`, or what the
+    /// model's context window holds.
+    pub max_prompt_bytes: usize,
     pub action: Action,
     /// How the backend's environment would differ from the caller's.
     pub env: EnvChanges,
@@ -102,6 +105,7 @@ impl DryRun {
             timeout_seconds: terms.timeout.seconds(),
             base,
             envelope,
+            max_prompt_bytes: terms.prompt_limit,
             env: env_changes(caller_env, child_env(&plan, &terms.env)),
             diff: None,
             coverage: None,
@@ -280,6 +284,7 @@ mod tests {
             timeout_seconds: 1.0,
             base: None,
             envelope: Some("e".into()),
+            max_prompt_bytes: crate::limits::MAX_PROMPT_BYTES,
             action: Action::Http {
                 method: "POST".into(),
                 url: "http://localhost:11434/api/chat".into(),

@@ -1,7 +1,6 @@
 //! The prompt envelope every backend receives (docs/CONTRACT.md §6), byte for byte.
 
 use crate::errors::{RelayError, Subject};
-use crate::limits::MAX_PROMPT_BYTES;
 use crate::text::{js_trim, trailing_whitespace_len};
 
 const PREAMBLE: [&str; 4] = [
@@ -65,13 +64,13 @@ pub fn build_envelope(repo_path: &str, request: &str, attached: Attached<'_>) ->
     envelope
 }
 
-/// The 500,000-byte limit on the whole envelope.
-pub fn check_prompt_size(envelope: &str) -> Result<(), RelayError> {
-    if envelope.len() > MAX_PROMPT_BYTES {
+/// The limit on the whole envelope: 500,000 bytes, or the call's `maxPromptBytes`.
+pub fn check_prompt_size(envelope: &str, limit: usize) -> Result<(), RelayError> {
+    if envelope.len() > limit {
         return Err(RelayError::TooLarge {
             subject: Subject::RelayPrompt,
             size: envelope.len() as u64,
-            max: MAX_PROMPT_BYTES,
+            max: limit,
         });
     }
     Ok(())
@@ -80,6 +79,7 @@ pub fn check_prompt_size(envelope: &str) -> Result<(), RelayError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_PROMPT_BYTES;
 
     fn attached<'a>(context: &'a str, diff: &'a str) -> Attached<'a> {
         Attached {
@@ -117,8 +117,9 @@ mod tests {
 
     #[test]
     fn prompt_limit_at_the_boundary_and_one_over() {
-        assert!(check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES)).is_ok());
-        let err = check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES + 1)).unwrap_err();
+        assert!(check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES), MAX_PROMPT_BYTES).is_ok());
+        let err =
+            check_prompt_size(&"x".repeat(MAX_PROMPT_BYTES + 1), MAX_PROMPT_BYTES).unwrap_err();
         assert_eq!(
             err.to_string(),
             "Relay prompt is too large (500001 bytes; max 500000 bytes)"

@@ -88,7 +88,7 @@ fn the_coverage_section_lists_what_is_not_whole_within_its_limit() {
         .map(|n| file(&format!("src/file{n:04}.rs"), 1, 20))
         .collect();
     let fitted = fit(files, 2_000);
-    let section = coverage_section(&fitted);
+    let section = coverage_section(&fitted, COVERAGE_LIMIT);
     assert!(section.len() <= COVERAGE_LIMIT, "{}", section.len());
     assert!(section.contains("- left-out: src/file"), "{section}");
     assert!(section.contains("more files cut or left out, not listed here"));

@@ -22,6 +22,7 @@ pub mod git;
 pub mod limits;
 pub mod lines;
 pub mod mcp;
+pub mod model_window;
 #[cfg(feature = "napi")]
 mod napi_values;
 pub mod node_errors;
@@ -30,6 +31,7 @@ pub mod registry;
 pub mod relay;
 pub mod relay_all;
 pub mod schema;
+pub mod schema_numbers;
 pub mod secrets;
 pub mod sessions;
 pub mod stream;

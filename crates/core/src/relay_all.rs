@@ -7,13 +7,26 @@
 //! git diff runs once, and every backend gets the same envelope, the call's one deadline and
 //! its one cancellation token, so an abort stops them all and rejects the call.
 
+use std::sync::Arc;
+
 use futures_util::future::join_all;
 
-use crate::errors::RelayFailure;
+use crate::backend::Backend;
+use crate::errors::{RelayError, RelayFailure};
 use crate::registry::Registry;
 use crate::relay::{
-    check_backend, checked, prepare_run, run_backend, CallContext, Prepared, RelayRequest,
+    check_backend, checked, prepare_run, run_backend, CallBackends, CallContext, Prepared,
+    RelayRequest,
 };
+
+/// Each backend that passed its check 4.
+impl CallBackends for Vec<(String, Result<Arc<dyn Backend>, RelayError>)> {
+    fn each(&self) -> Vec<&Arc<dyn Backend>> {
+        self.iter()
+            .filter_map(|(_, backend)| backend.as_ref().ok())
+            .collect()
+    }
+}
 
 /// How one backend of the call settled.
 #[derive(Debug, Clone, PartialEq)]

@@ -560,7 +560,7 @@ proptest! {
         while text.len() < target {
             text.push('x');
         }
-        match check_prompt_size(&text) {
+        match check_prompt_size(&text, 500_000) {
             Ok(()) => prop_assert!(text.len() <= 500_000),
             Err(e) => {
                 prop_assert!(text.len() > 500_000);
@@ -585,7 +585,7 @@ proptest! {
         let diff = format!("\n d{} \n", "x".repeat(filler));
         let envelope = build_envelope(&repo, &request, Attached { context: &context, diff: &diff, coverage: "" });
         prop_assert_eq!(envelope.len() as i64, head + filler as i64);
-        prop_assert_eq!(check_prompt_size(&envelope).is_err(), envelope.len() > 500_000);
+        prop_assert_eq!(check_prompt_size(&envelope, 500_000).is_err(), envelope.len() > 500_000);
     }
 }
 

@@ -16,7 +16,9 @@ pub mod gemini;
 pub mod last_words;
 pub mod ollama;
 pub mod ollama_host;
+mod ollama_http;
 mod ollama_ndjson;
+mod ollama_window;
 pub mod opencode;
 pub mod version;
 

@@ -17,14 +17,18 @@
 //! or `Ollama completed without producing output`. A body cut off by a broken connection is a
 //! transport failure (`Ollama request failed: …`).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest};
+use crate::backend::{
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest, WindowFuture,
+    WindowQuery,
+};
 use crate::backends::ollama_host;
+use crate::backends::ollama_http;
 use crate::bounded_text::BoundedText;
 use crate::deadline::Stop;
 use crate::errors::BackendFailureKind;
@@ -58,9 +62,6 @@ const REST_OF_BODY_BYTES: usize = 64 * 1024;
 /// JSON-escaped (most text grows by a few percent; the limit allows it to double), plus the
 /// reply's other fields. A longer body is refused, never buffered whole.
 const WHOLE_BODY_BYTES: usize = 2 * MAX_OUTPUT_BYTES + MAX_LINE_BYTES;
-
-/// Clients kept: one per tokio runtime that ran an Ollama request (see [`client`]).
-const MAX_CLIENTS: usize = 8;
 
 /// Stateless; HTTP connections are kept by the runtime's shared client (see [`client`]).
 pub struct OllamaBackend {
@@ -99,6 +100,10 @@ impl Backend for OllamaBackend {
         ResumeStrategy::TranscriptReplay
     }
 
+    fn model_window(&self, query: WindowQuery) -> Option<WindowFuture> {
+        Some(Box::pin(super::ollama_window::model_window(query)))
+    }
+
     fn plan(&self, request: &RunRequest) -> Plan {
         Plan::Http {
             method: "POST",
@@ -119,6 +124,15 @@ struct ChatRequest<'a> {
     /// Ollama's structured output: the JSON Schema itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     format: Option<&'a serde_json::Value>,
+    /// Only for a fitted call whose prompt the model's default context would not hold
+    /// (ollama_window.rs): Ollama would cut it silently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<ChatOptions>,
+}
+
+#[derive(Serialize)]
+struct ChatOptions {
+    num_ctx: u64,
 }
 
 #[derive(Serialize)]
@@ -136,6 +150,8 @@ fn chat_url(base: &str) -> String {
 }
 
 fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
+    let history = request.session.iter().flat_map(|session| &session.history);
+    let prompt_bytes = request.prompt.len() + history.map(|turn| turn.content.len()).sum::<usize>();
     ChatRequest {
         model: model(request),
         messages: request
@@ -153,13 +169,19 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
             .collect(),
         stream: request.terms.chunks.is_streaming(),
         format: request.terms.schema.as_deref().map(Schema::value),
+        options: request
+            .terms
+            .window
+            .and_then(|window| window.context_for(prompt_bytes))
+            .map(|num_ctx| ChatOptions { num_ctx }),
     }
 }
 
 async fn chat(request: &RunRequest) -> BackendResult {
     let base = ollama_host::request_url(ollama_host_of(request));
     let body = chat_request(request);
-    let client = client()?;
+    let client = ollama_http::client()
+        .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
     let exchange = exchange(&client, &base, &body, &request.terms.chunks);
     match tokio::time::timeout(request.terms.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
@@ -178,39 +200,6 @@ async fn chat(request: &RunRequest) -> BackendResult {
         }
         Err(_) => Err(timed_out(request)),
     }
-}
-
-/// The HTTP client of the current tokio runtime, built on first use.
-///
-/// One client keeps its idle connections (HTTP/1.1 keep-alive), so sequential relays to the same
-/// server reuse one TCP connection instead of opening one each. A connection belongs to the
-/// runtime whose task drives it: a pooled connection handed to a request on another runtime
-/// hangs if its runtime is alive but idle, or fails ("dispatch task is gone") if that runtime
-/// was dropped. The addon runs every call on one runtime, so this is one client for the whole
-/// process; Rust tests (a runtime each) get a client each and never share a connection. A
-/// runtime's client is kept while fewer than [`MAX_CLIENTS`] runtimes have one; past that the
-/// oldest is forgotten (its runtime, if still alive, just builds a new one).
-fn client() -> Result<reqwest::Client, BackendFailure> {
-    static CLIENTS: Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>> = Mutex::new(Vec::new());
-    let runtime = tokio::runtime::Handle::current().id();
-    let clients = || CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, client)) = clients().iter().find(|(id, _)| *id == runtime) {
-        return Ok(client.clone());
-    }
-    let client = reqwest::Client::builder()
-        // Node's fetch ignores HTTP(S)_PROXY, and the process environment is not the relay's.
-        .no_proxy()
-        .build()
-        .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
-    let mut clients = clients();
-    if let Some((_, built_meanwhile)) = clients.iter().find(|(id, _)| *id == runtime) {
-        return Ok(built_meanwhile.clone());
-    }
-    if clients.len() >= MAX_CLIENTS {
-        clients.remove(0);
-    }
-    clients.push((runtime, client.clone()));
-    Ok(client)
 }
 
 fn timed_out(request: &RunRequest) -> BackendFailure {
@@ -245,7 +234,7 @@ async fn exchange(
     let mut response = client.post(chat_url(base)).json(body).send().await?;
     let status = response.status();
     if !status.is_success() {
-        let head = read_head(&mut response, ERROR_BODY_BYTES).await?;
+        let head = ollama_http::read_head(&mut response, ERROR_BODY_BYTES).await?;
         let start = error_body_start(&head);
         // As the original's `${body ? `: ${body.slice(0, 200)}` : ''}`: no colon for no body.
         let separator = if start.is_empty() { "" } else { ": " };
@@ -403,22 +392,6 @@ fn detail(err: &reqwest::Error) -> String {
     crate::secrets::mask_secrets(&text).into_owned()
 }
 
-/// At most `max` bytes of the body; the rest is never read.
-async fn read_head(
-    response: &mut reqwest::Response,
-    max: usize,
-) -> Result<Vec<u8>, reqwest::Error> {
-    let mut head = Vec::new();
-    while head.len() < max {
-        let Some(chunk) = response.chunk().await? else {
-            break;
-        };
-        let take = chunk.len().min(max - head.len());
-        head.extend_from_slice(&chunk[..take]);
-    }
-    Ok(head)
-}
-
 /// `(await res.text()).slice(0, 200)`: decoded as fetch decodes (lossy UTF-8, a leading BOM
 /// dropped), then cut after 200 UTF-16 code units.
 fn error_body_start(head: &[u8]) -> String {
@@ -485,6 +458,8 @@ mod tests {
             model: None,
             env,
             schema: None,
+            prompt_limit: crate::limits::MAX_PROMPT_BYTES,
+            window: None,
             chunks: crate::stream::ChunkSink::discard(),
             link: crate::backend::CallLink::default(),
         }

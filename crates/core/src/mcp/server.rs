@@ -34,8 +34,9 @@ use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
 use crate::errors::{shown, RelayFailure};
+use crate::fit::Coverage;
 use crate::limits::DEFAULT_BACKEND;
-use crate::relay::{self, CallContext, Operation, RelayRequest};
+use crate::relay::{self, Answered, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
 
 /// What rmcp hands a tool call besides its arguments.
@@ -63,6 +64,10 @@ pub struct ToolOutcome {
     /// Set when `answer` is only the start of a longer answer (docs/MCP.md, "Long answers").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncated>,
+    /// With `fit`, how a diff too large to send whole was fitted, every changed file in git's
+    /// order (docs/CONTRACT.md §6a); absent when it went whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Vec<Coverage>>,
 }
 
 /// Where the whole of a cut answer is.
@@ -70,7 +75,7 @@ pub struct ToolOutcome {
 #[serde(rename_all = "camelCase")]
 pub struct Truncated {
     /// The whole answer's length, in UTF-8 bytes.
-    #[schemars(schema_with = "byte_count")]
+    #[schemars(schema_with = "crate::schema_numbers::byte_count")]
     pub answer_bytes: usize,
     /// A resource holding the whole answer, for `resources/read` (kept an hour at most).
     pub resource: String,
@@ -85,12 +90,6 @@ pub struct ToolError {
     /// What a CLI backend said last, at most 2 KiB (the library's `backendOutput`).
     #[serde(rename = "backendOutput", skip_serializing_if = "Option::is_none")]
     pub backend_output: Option<String>,
-}
-
-/// A count as an integer without schemars' `format: "uint"`, which clients' validators (the
-/// TypeScript SDK's Ajv) do not know and warn about.
-fn byte_count(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": "integer", "minimum": 0 })
 }
 
 #[derive(Clone)]
@@ -201,54 +200,54 @@ impl RelayServer {
         self.tool_router.call(call).await
     }
 
-    /// The tool result of a relay: the answer as text and as structured content, or `isError`
-    /// with the code in both. An answer past [`INLINE_ANSWER_BYTES`] is cut, and says so and
-    /// where the whole is (docs/MCP.md, "Long answers").
-    fn tool_result(&self, backend: String, result: Result<String, RelayFailure>) -> CallToolResult {
+    /// The tool result of a relay: the answer as text and as structured content (with the
+    /// backend that answered and, for a fitted diff, its coverage), or `isError` with the code
+    /// in both. An answer past [`INLINE_ANSWER_BYTES`] is cut, and says so and where the whole
+    /// is (docs/MCP.md, "Long answers").
+    fn tool_result(&self, asked: String, result: Result<Answered, RelayFailure>) -> CallToolResult {
         let (text, outcome) = match result {
-            Ok(answer) if answer.len() > INLINE_ANSWER_BYTES => {
-                let resource = self.answers.keep(&answer, Instant::now());
-                let start = long_answers::cut(&answer, INLINE_ANSWER_BYTES).to_string();
-                let note = format!(
-                    "\n\n[phone-a-friend: the answer is {} bytes; the first {} are above. The whole answer is the resource {resource}: read it with resources/read (kept {} minutes).]",
-                    answer.len(),
-                    start.len(),
-                    self.answers.limits().ttl.as_secs() / 60,
-                );
-                (
-                    format!("{start}{note}"),
-                    ToolOutcome {
-                        backend,
-                        ok: true,
-                        answer: Some(start),
-                        error: None,
-                        truncated: Some(Truncated {
-                            answer_bytes: answer.len(),
-                            resource,
-                        }),
-                    },
-                )
-            }
-            Ok(answer) => (
-                answer.clone(),
-                ToolOutcome {
+            Ok(Answered {
+                answer,
+                backend,
+                coverage,
+            }) => {
+                let answered = |answer, truncated| ToolOutcome {
                     backend,
                     ok: true,
                     answer: Some(answer),
                     error: None,
-                    truncated: None,
-                },
-            ),
+                    truncated,
+                    coverage,
+                };
+                if answer.len() <= INLINE_ANSWER_BYTES {
+                    (answer.clone(), answered(answer, None))
+                } else {
+                    let resource = self.answers.keep(&answer, Instant::now());
+                    let start = long_answers::cut(&answer, INLINE_ANSWER_BYTES).to_string();
+                    let note = format!(
+                        "\n\n[phone-a-friend: the answer is {} bytes; the first {} are above. The whole answer is the resource {resource}: read it with resources/read (kept {} minutes).]",
+                        answer.len(),
+                        start.len(),
+                        self.answers.limits().ttl.as_secs() / 60,
+                    );
+                    let truncated = Truncated {
+                        answer_bytes: answer.len(),
+                        resource,
+                    };
+                    (format!("{start}{note}"), answered(start, Some(truncated)))
+                }
+            }
             Err(failure) => {
                 let error = tool_error(&failure);
                 (
                     format!("Error [{}]: {}", error.code, error.message),
                     ToolOutcome {
-                        backend,
+                        backend: asked,
                         ok: false,
                         answer: None,
                         error: Some(error),
                         truncated: None,
+                        coverage: None,
                     },
                 )
             }

@@ -319,11 +319,29 @@ async fn a_diff_over_its_limit_is_fitted_unless_the_agent_says_fit_false() {
     let (id, params) = call(1, Value::Null);
     let fitted = client.request(id, "tools/call", params).await;
     assert_eq!(fitted["result"]["isError"], json!(false), "{fitted}");
+    // The result says what the backend did not see.
+    let coverage = &fitted["result"]["structuredContent"]["coverage"];
+    assert_eq!(coverage[0]["path"], "Cargo.lock", "{fitted}");
+    assert_eq!(coverage[0]["status"], "left-out");
+    assert_eq!(coverage[0]["reason"], "a lock file");
+    assert_eq!(coverage[1]["path"], "a.txt");
+    assert_eq!(coverage[1]["status"], "whole");
+    assert_eq!(coverage[1]["reason"], Value::Null);
     let (id, params) = call(2, json!(false));
     let refused = client.request(id, "tools/call", params).await;
     assert_eq!(
         refused["result"]["structuredContent"]["error"]["code"], "ERR_TOO_LARGE",
         "{refused}"
+    );
+    // An agent's own budget for the envelope.
+    let (id, mut params) = call(3, json!(false));
+    params["arguments"]["maxPromptBytes"] = json!(100);
+    params["arguments"]["includeDiff"] = json!(false);
+    let small = client.request(id, "tools/call", params).await;
+    let message = small["result"]["structuredContent"]["error"]["message"].as_str();
+    assert!(
+        message.is_some_and(|m| m.ends_with(" bytes; max 100 bytes)")),
+        "{small}"
     );
 }
 

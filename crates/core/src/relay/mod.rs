@@ -5,6 +5,7 @@
 //! reads and every git run of preparation (on the call's task, never a thread of their own),
 //! then the backend, which is handed what is left of it.
 
+mod answered;
 mod call;
 mod checks;
 mod prepare;
@@ -12,11 +13,12 @@ mod request;
 mod review;
 mod settle;
 
+pub use answered::Answered;
 pub use call::{CallContext, Caller, Warn};
 pub(crate) use checks::check_backend;
 pub use checks::refused_at_once;
-pub(crate) use prepare::prepare_run;
 pub use prepare::{prepare_relay_at_once, Prepared};
+pub(crate) use prepare::{prepare_run, CallBackends};
 pub use request::{Operation, RelayRequest};
 pub use review::{dry_run_review, review_relay};
 pub use settle::settle;
@@ -32,7 +34,7 @@ pub async fn relay(
     registry: Registry,
     request: RelayRequest,
     mut call: CallContext,
-) -> Result<String, RelayFailure> {
+) -> Result<Answered, RelayFailure> {
     // The steps before and after the backend are boxed: their state is not part of what a relay
     // keeps while its backend runs, the longest wait by far (hundreds at once: BENCHMARKS.md).
     let Prepared {
@@ -65,7 +67,7 @@ pub async fn relay(
             call.warn.warn(warning).await;
         }
     }
-    Ok(answer)
+    Ok(Answered::new(answer, name, fitted))
 }
 
 /// `relay({ dryRun: true })`: everything [`relay`] does before the backend, then what the

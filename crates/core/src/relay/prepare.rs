@@ -11,18 +11,20 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::Caller;
 use super::checks::{call_deadline, check_backend, check_target, Target};
-use super::request::{Operation, RelayRequest};
-use crate::backend::{Backend, CallLink, RunRequest, Terms};
+use super::request::{EnvelopeLimit, Operation, RelayRequest};
+use crate::backend::{Backend, CallLink, RunRequest, Terms, WindowQuery};
 use crate::context::resolve_context;
 use crate::deadline::Deadline;
 use crate::depth::next_relay_env;
 use crate::env::Env;
 use crate::envelope::{build_envelope, check_prompt_size, Attached};
 use crate::errors::{RelayError, RelayFailure};
-use crate::fit::{coverage_section, cut_context, diff_budget, diff_budget_reserve, Fitted};
+use crate::fit::{
+    coverage_limit, coverage_section, cut_context, diff_budget, diff_budget_reserve, Fitted,
+};
 use crate::git::{self, DiffSource, GitEnv, GitError};
-use crate::limits::DEFAULT_BACKEND;
-use crate::limits::MAX_PROMPT_BYTES;
+use crate::limits::{DEFAULT_BACKEND, MAX_PROMPT_BYTES};
+use crate::model_window::ModelWindow;
 use crate::registry::Registry;
 use crate::schema::Schema;
 use crate::sessions::{self, store::Store, Pending, SessionTurn};
@@ -68,7 +70,7 @@ pub async fn prepare_relay(
 
 /// A run's preparation for one backend or several: `pick` makes check 4 for the sandbox asked,
 /// `session_backend` says which backend a session would belong to (none: a session is refused).
-pub(crate) async fn prepare_run<B>(
+pub(crate) async fn prepare_run<B: CallBackends>(
     registry: &Registry,
     request: RelayRequest,
     caller: Caller<'_>,
@@ -99,14 +101,22 @@ pub(crate) async fn prepare_run<B>(
         }
         None => None,
     };
-    let (envelope, child_env, diff) =
-        prepare_envelope(&request, &target.repo, schema.as_deref(), caller, deadline).await?;
+    let (limit, window) =
+        envelope_limit(&request, &target.backends.each(), caller.env, deadline).await;
+    let (envelope, child_env, diff) = prepare_envelope(
+        &request,
+        (&target.repo, limit),
+        schema.as_deref(),
+        caller,
+        deadline,
+    )
+    .await?;
     // A replay sends the earlier turns too: as many as fit beside the envelope.
     let turn = session.as_ref().map(|pending| SessionTurn {
-        history: sessions::fit_history(&pending.turn.history, envelope.len()),
+        history: sessions::fit_history(&pending.turn.history, envelope.len(), limit.bytes),
         ..pending.turn.clone()
     });
-    let (backends, terms) = terms(
+    let (backends, mut terms) = terms(
         target,
         deadline,
         request.model,
@@ -114,6 +124,7 @@ pub(crate) async fn prepare_run<B>(
         schema,
         caller.link,
     );
+    (terms.prompt_limit, terms.window) = (limit.bytes, window);
     Ok(Prepared {
         backend: backends,
         request: RunRequest {
@@ -156,7 +167,7 @@ pub fn prepare_relay_at_once(
 /// environment (depth) and the diff the envelope holds.
 async fn prepare_envelope(
     request: &RelayRequest,
-    repo: &str,
+    (repo, limit): (&str, EnvelopeLimit),
     schema: Option<&Schema>,
     caller: Caller<'_>,
     deadline: &Deadline,
@@ -169,17 +180,16 @@ async fn prepare_envelope(
     )
     .await?;
     let others = |attached| envelope(repo, request.prompt_text(), attached, schema).len();
-    let context = match request.fits() {
+    let EnvelopeLimit { bytes: limit, fit } = limit;
+    let context = match fit {
         true => {
             let without = others(Attached::default());
-            fit_context(context, without, request.includes_diff())
+            fit_context(context, without, request.includes_diff(), limit)
         }
         false => context,
     };
     let diff = if request.includes_diff() {
-        let fit = request
-            .fits()
-            .then(|| diff_budget(others(Attached::only_context(&context))));
+        let fit = fit.then(|| diff_budget(others(Attached::only_context(&context)), limit));
         Some(
             git::diff_for_relay(repo, GitEnv::Exactly(caller.env), fit, deadline)
                 .await
@@ -191,7 +201,7 @@ async fn prepare_envelope(
     let coverage = diff
         .as_ref()
         .and_then(|diff| diff.fitted.as_ref())
-        .map(coverage_section)
+        .map(|fitted| coverage_section(fitted, coverage_limit(limit)))
         .unwrap_or_default();
     let attached = Attached {
         context: &context,
@@ -199,18 +209,67 @@ async fn prepare_envelope(
         coverage: &coverage,
     };
     let envelope = envelope(repo, request.prompt_text(), attached, schema);
-    check_prompt_size(&envelope)?;
+    check_prompt_size(&envelope, limit)?;
     let child_env = next_relay_env(caller.env)?;
     Ok((envelope, child_env, diff))
 }
 
+/// A call's backends, whichever they are: one, or `relayAll()`'s several.
+pub(crate) trait CallBackends {
+    fn each(&self) -> Vec<&Arc<dyn Backend>>;
+}
+
+impl CallBackends for Arc<dyn Backend> {
+    fn each(&self) -> Vec<&Arc<dyn Backend>> {
+        vec![self]
+    }
+}
+
+/// The envelope's limit for a call to `backends`: the request's, and with `fit` within what
+/// each backend's model window holds, when it can tell (the smallest: one envelope goes to
+/// all); and that window. The windows are asked at once, within the call's deadline.
+pub(super) async fn envelope_limit(
+    request: &RelayRequest,
+    backends: &[&Arc<dyn Backend>],
+    env: &Env,
+    deadline: &Deadline,
+) -> (EnvelopeLimit, Option<ModelWindow>) {
+    let limit = request.envelope_limit();
+    if !limit.fit {
+        return (limit, None);
+    }
+    let asked = backends.iter().filter_map(|backend| {
+        backend.model_window(WindowQuery {
+            model: request.model.clone(),
+            env: env.clone(),
+            deadline: deadline.clone(),
+        })
+    });
+    let windows = futures_util::future::join_all(asked).await;
+    let window = windows
+        .into_iter()
+        .flatten()
+        .min_by_key(|window| window.prompt_bytes());
+    let bytes = window.map_or(limit.bytes, |window| limit.bytes.min(window.prompt_bytes()));
+    (EnvelopeLimit { bytes, ..limit }, window)
+}
+
 /// With `fit`, a context that would push the envelope (of `others` bytes without it) over its
-/// limit is cut to what fits, leaving room for a fitted diff's coverage when there is a diff, and
-/// says so at its end (docs/CONTRACT.md §6a).
-fn fit_context(context: Cow<'_, str>, others: usize, with_diff: bool) -> Cow<'_, str> {
-    let reserve = if with_diff { diff_budget_reserve() } else { 0 };
+/// `limit` is cut to what fits, leaving room for a fitted diff's coverage when there is a diff,
+/// and says so at its end (docs/CONTRACT.md §6a).
+fn fit_context(
+    context: Cow<'_, str>,
+    others: usize,
+    with_diff: bool,
+    limit: usize,
+) -> Cow<'_, str> {
+    let reserve = if with_diff {
+        diff_budget_reserve(limit)
+    } else {
+        0
+    };
     let heading = "\n\nAdditional Context:\n".len();
-    let room = MAX_PROMPT_BYTES.saturating_sub(others + heading + reserve);
+    let room = limit.saturating_sub(others + heading + reserve);
     if context.len() <= room {
         return context;
     }
@@ -263,6 +322,9 @@ pub(super) fn terms<B>(
         schema,
         chunks: ChunkSink::discard(),
         link: link.clone(),
+        // The call's own, once its preparation knows it (`envelope_limit`).
+        prompt_limit: MAX_PROMPT_BYTES,
+        window: None,
     };
     (target.backends, terms)
 }

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::context::ContextText;
+use crate::limits::MAX_PROMPT_BYTES;
 use crate::schema::SchemaArgument;
 
 /// Which call a request is for: each takes its own options of a [`RelayRequest`] (the others are
@@ -32,6 +33,14 @@ impl Operation {
     pub fn requires_prompt(self) -> bool {
         self != Operation::Review
     }
+}
+
+/// How a call holds its envelope to its limit: the limit, and whether to fit the context and
+/// diff to it rather than refuse an envelope over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvelopeLimit {
+    pub bytes: usize,
+    pub fit: bool,
 }
 
 /// A relay's options; a review takes the same with its review part (`base`, `verdict`).
@@ -93,6 +102,16 @@ pub struct RelayRequest {
     /// what it did not see. The CLI, the MCP server and the AI SDK provider fit by default.
     /// @default false
     pub fit: Option<bool>,
+    /// The most bytes the envelope may take, for a friend with a small context window or to
+    /// keep a call's cost down; never more than the envelope's limit, 500,000 (a larger value
+    /// means 500,000). With `fit`, the context and diff are fitted to it; without, a larger
+    /// envelope is refused (`ERR_TOO_LARGE`, naming this budget as its max). A native review
+    /// (codex) builds its own prompt and is not bound by it.
+    /// @default 500000
+    // `default`: schemars then lists it as optional, as an `Option` is.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::schema_numbers::optional_byte_count")]
+    pub max_prompt_bytes: Option<u32>,
     /// The branch or commit a review diffs against (`git diff <base>...HEAD`).
     /// @default the first of `main`, `master` that exists, else `HEAD~1`
     pub base: Option<String>,
@@ -128,6 +147,20 @@ impl RelayRequest {
 
     pub fn fits(&self) -> bool {
         self.fit.unwrap_or(false)
+    }
+
+    /// The envelope's limit for this call: `maxPromptBytes`, within the contract's.
+    pub fn prompt_limit(&self) -> usize {
+        self.max_prompt_bytes.map_or(MAX_PROMPT_BYTES, |max| {
+            usize::try_from(max).map_or(MAX_PROMPT_BYTES, |max| max.min(MAX_PROMPT_BYTES))
+        })
+    }
+
+    pub fn envelope_limit(&self) -> EnvelopeLimit {
+        EnvelopeLimit {
+            bytes: self.prompt_limit(),
+            fit: self.fits(),
+        }
     }
 
     pub fn wants_verdict(&self) -> bool {

@@ -6,9 +6,12 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::answered::Answered;
 use super::call::CallContext;
 use super::checks::{call_deadline, check_target, one_backend};
-use super::prepare::{envelope, git_failure, parse_schema, terms, Prepared, RUNNING_GIT_DIFF};
+use super::prepare::{
+    envelope, envelope_limit, git_failure, parse_schema, terms, Prepared, RUNNING_GIT_DIFF,
+};
 use super::request::{Operation, RelayRequest};
 use super::settle::{checked, not_aborted, run_backend, settle, streamed, within_stream_limit};
 use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
@@ -17,7 +20,7 @@ use crate::dry_run::DryRun;
 use crate::env::Env;
 use crate::envelope::{check_prompt_size, Attached};
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure};
-use crate::fit::{coverage_section, diff_budget, Fitted};
+use crate::fit::{coverage_limit, coverage_section, diff_budget, Fitted};
 use crate::git::{self, GitEnv, GitError};
 use crate::registry::Registry;
 use crate::verdict;
@@ -28,7 +31,7 @@ pub async fn review_relay(
     registry: Registry,
     request: RelayRequest,
     call: CallContext,
-) -> Result<String, RelayFailure> {
+) -> Result<Answered, RelayFailure> {
     let (verdict, fit) = (request.wants_verdict(), request.fits());
     let Prepared {
         backend,
@@ -40,7 +43,8 @@ pub async fn review_relay(
     if let Some(native_review) = native_review(&backend, &request, &stop) {
         let result = within_stream_limit(&call.chunks, stop, native_review).await;
         if let Some(settled) = settled_natively(backend.name(), result, &call).await {
-            return settled;
+            let answered = |answer| Answered::new(answer, backend.name().to_string(), None);
+            return settled.map(answered);
         }
     }
     let (request, fitted) = generic_review(request, &call.env, fit).await?;
@@ -49,7 +53,8 @@ pub async fn review_relay(
     let schema = request.terms.schema.clone();
     let name = backend.name().to_string();
     let answer = run_backend(backend, request, &deadline).await?;
-    checked(answer, schema.as_ref(), verdict, &name, &deadline).await
+    let answer = checked(answer, schema.as_ref(), verdict, &name, &deadline).await?;
+    Ok(Answered::new(answer, name, fitted))
 }
 
 /// A native review's result as the call's, or `None` when the generic path is to be tried: the
@@ -123,6 +128,7 @@ async fn prepare_review(
 ) -> Result<Prepared<Arc<dyn Backend>, ReviewRequest>, RelayFailure> {
     let deadline = &call_deadline(Operation::Review, &request, &call.cancel)?;
     let target = check_target(registry, &call.cwd, &request, one_backend(&request))?;
+    let (limit, window) = envelope_limit(&request, &[&target.backends], &call.env, deadline).await;
     let (schema, prompt) = match (request.wants_verdict(), request.schema) {
         (true, Some(_)) => {
             return Err(RelayError::Schema(
@@ -144,7 +150,7 @@ async fn prepare_review(
     };
     git::check_base(&base)?;
     let child_env = next_relay_env(&call.env)?;
-    let (backend, terms) = terms(
+    let (backend, mut terms) = terms(
         target,
         deadline,
         request.model,
@@ -152,6 +158,7 @@ async fn prepare_review(
         schema,
         &call.link,
     );
+    (terms.prompt_limit, terms.window) = (limit.bytes, window);
     Ok(Prepared {
         backend,
         session: None,
@@ -197,15 +204,16 @@ async fn generic_review(
     let deadline = &terms.deadline;
     let (repo, schema) = (terms.repo_path.as_str(), terms.schema.as_deref());
     let instructions = prompt.as_deref().unwrap_or(DEFAULT_REVIEW_REQUEST);
-    let budget =
-        fit.then(|| diff_budget(envelope(repo, instructions, Attached::default(), schema).len()));
+    let others = envelope(repo, instructions, Attached::default(), schema).len();
+    let limit = terms.prompt_limit;
+    let budget = fit.then(|| diff_budget(others, limit));
     let diff = git::diff_against_base(repo, &base, GitEnv::Exactly(env), budget, deadline)
         .await
         .map_err(|e| git_failure(e, deadline, RUNNING_GIT_DIFF))?;
     let coverage = diff
         .fitted
         .as_ref()
-        .map(coverage_section)
+        .map(|fitted| coverage_section(fitted, coverage_limit(limit)))
         .unwrap_or_default();
     let attached = Attached {
         context: "",
@@ -213,7 +221,7 @@ async fn generic_review(
         coverage: &coverage,
     };
     let envelope = envelope(repo, instructions, attached, schema);
-    check_prompt_size(&envelope)?;
+    check_prompt_size(&envelope, limit)?;
     let request = RunRequest {
         terms,
         prompt: envelope,

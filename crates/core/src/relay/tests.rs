@@ -17,6 +17,21 @@ use crate::git::test_repo::{commit_all, git, repo_with_commit};
 use crate::limits::{DEPTH_ENV_VAR, MAX_CONTEXT_FILE_BYTES, SANDBOX_MODES};
 use crate::registry::Registry;
 
+/// A call's answer alone: what most of these tests look at.
+type Answer = Result<String, RelayFailure>;
+
+async fn relay(registry: Registry, request: RelayRequest, call: CallContext) -> Answer {
+    super::relay(registry, request, call)
+        .await
+        .map(|a| a.answer)
+}
+
+async fn review_relay(registry: Registry, request: RelayRequest, call: CallContext) -> Answer {
+    super::review_relay(registry, request, call)
+        .await
+        .map(|a| a.answer)
+}
+
 /// A backend that answers from a script and records what it was asked.
 struct Scripted {
     name: String,

@@ -256,10 +256,11 @@ pub async fn prepare(
     Ok(Some(pending))
 }
 
-/// The turns that fit beside a prompt of `prompt_bytes` within `MAX_PROMPT_BYTES`: the oldest go
+/// The turns that fit beside a prompt of `prompt_bytes` within `limit` (the saved store keeps
+/// `MAX_PROMPT_BYTES`; a call, its own limit): the oldest go
 /// first, a user turn with the answer that followed it.
-pub fn fit_history(history: &[Turn], prompt_bytes: usize) -> Vec<Turn> {
-    let room = MAX_PROMPT_BYTES.saturating_sub(prompt_bytes);
+pub fn fit_history(history: &[Turn], prompt_bytes: usize, limit: usize) -> Vec<Turn> {
+    let room = limit.saturating_sub(prompt_bytes);
     let mut used = 0;
     let mut start = history.len();
     // Whole exchanges from the newest back.
@@ -329,7 +330,7 @@ impl Pending {
                 backend: self.backend.clone(),
                 backend_session_id: used,
                 repo_path: self.repo_path.clone(),
-                history: fit_history(&exchange, 0),
+                history: fit_history(&exchange, 0, MAX_PROMPT_BYTES),
                 created_at: now.clone(),
                 last_used_at: now,
             });
@@ -358,7 +359,7 @@ impl Pending {
             (None, Some(_)) => {}
         }
         current.history.extend(exchange);
-        current.history = fit_history(&current.history, 0);
+        current.history = fit_history(&current.history, 0, MAX_PROMPT_BYTES);
         current.last_used_at = now;
         warning
     }
@@ -523,9 +524,12 @@ mod tests {
             turn("user", 100_000),
             turn("assistant", 50_000),
         ];
-        assert_eq!(fit_history(&history, 10_000), history);
-        assert_eq!(fit_history(&history, 300_000), history[2..].to_vec());
-        assert!(fit_history(&history, 400_000).is_empty());
+        assert_eq!(fit_history(&history, 10_000, MAX_PROMPT_BYTES), history);
+        assert_eq!(
+            fit_history(&history, 300_000, MAX_PROMPT_BYTES),
+            history[2..].to_vec()
+        );
+        assert!(fit_history(&history, 400_000, MAX_PROMPT_BYTES).is_empty());
     }
 
     fn deadline() -> Deadline {

@@ -1,0 +1,26 @@
+//! What a call gives back besides the answer's text: which backend answered and what of the
+//! diff it saw. The library's `relayDetailed()`, the CLI's `--json` and the MCP tools' structured
+//! content are made of it; `relay()` keeps only the text.
+
+use crate::fit::{Coverage, Fitted};
+
+/// An answer with what is known about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub answer: String,
+    /// The backend that answered.
+    pub backend: String,
+    /// With `fit`, how a diff too large to send whole was fitted, every changed file in git's
+    /// order (docs/CONTRACT.md §6a); `None` when the diff went whole, or there was none.
+    pub coverage: Option<Vec<Coverage>>,
+}
+
+impl Answered {
+    pub(super) fn new(answer: String, backend: String, fitted: Option<Fitted>) -> Answered {
+        Answered {
+            answer,
+            backend,
+            coverage: fitted.map(|fitted| fitted.coverage),
+        }
+    }
+}
