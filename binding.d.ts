@@ -180,6 +180,8 @@ export type CoverageStatus = 'whole' | 'cut' | 'left-out'
 
 export declare const DEFAULT_BACKEND: string
 
+export declare const DEFAULT_IDLE_TIMEOUT_SECONDS: number
+
 export declare const DEFAULT_SANDBOX: string
 
 export declare const DEFAULT_TIMEOUT_SECONDS: number
@@ -331,6 +333,10 @@ export interface NativeFailure {
   backendOutput?: string
   /** The answer that did not match its schema (`ERR_SCHEMA`), whole. */
   answer?: string
+  /** Why the backend failed (docs/ERRORS.md, `reason`), when known. */
+  reason?: string
+  /** What the backend had answered when the relay stopped it (a time-out, a stall). */
+  partialAnswer?: string
   /**
    * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
    * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
@@ -438,6 +444,13 @@ export interface RelayRequest {
    * @default 600
    */
   timeoutSeconds?: number
+  /**
+   * Seconds the backend may go without making progress (no output from a CLI, no chunk from
+   * Ollama or a JS backend) before it is stopped as stalled, a finite number greater than
+   * zero: `ERR_BACKEND_TIMEOUT` with `reason: 'stalled'` (docs/CONTRACT.md §14). Off in the
+   * library; the CLI and the MCP server set 300.
+   */
+  idleTimeoutSeconds?: number
   /** The model the backend should use; its own default when absent. */
   model?: string
   /**

@@ -844,6 +844,7 @@ module.exports.builtinBackends = nativeBinding.builtinBackends
 module.exports.checkBackends = nativeBinding.checkBackends
 module.exports.CoverageStatus = nativeBinding.CoverageStatus
 module.exports.DEFAULT_BACKEND = nativeBinding.DEFAULT_BACKEND
+module.exports.DEFAULT_IDLE_TIMEOUT_SECONDS = nativeBinding.DEFAULT_IDLE_TIMEOUT_SECONDS
 module.exports.DEFAULT_SANDBOX = nativeBinding.DEFAULT_SANDBOX
 module.exports.DEFAULT_TIMEOUT_SECONDS = nativeBinding.DEFAULT_TIMEOUT_SECONDS
 module.exports.deleteSession = nativeBinding.deleteSession

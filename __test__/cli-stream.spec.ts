@@ -114,7 +114,7 @@ describe('streaming by default', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'Hello, world', backend: 'drip', coverage: null })
     expect(result.firstAt).toBeGreaterThanOrEqual(doneAt())
     const failed = await run(['-p', 'hi', '--to', 'drip', '--json'], { chunks: ['half'], fail: 'gone' })
-    expect(failed).toMatchObject({ code: 1, stderr: '', stdout: `${JSON.stringify({ ok: false, error: { code: 'ERR_BACKEND_FAILED', message: 'gone' } })}\n` })
+    expect(failed).toMatchObject({ code: 1, stderr: '', stdout: `${JSON.stringify({ ok: false, backend: 'drip', error: { code: 'ERR_BACKEND_FAILED', message: 'gone' } })}\n` })
   })
 
   it('a reader that does not keep up holds the backend back: the answer is not buffered whole', async () => {
@@ -179,7 +179,7 @@ describe('streaming interrupted', () => {
 
   it('an error after part of the answer: that part on stdout, the error on stderr, exit 1', async () => {
     const result = await run(['-p', 'hi', '--to', 'drip'], { chunks: ['partial ', 'answer'], gapMs: 20, fail: 'the model went away' })
-    expect(result).toMatchObject({ code: 1, signal: null, stdout: 'partial answer\n', stderr: 'Error [ERR_BACKEND_FAILED]: the model went away\n' })
+    expect(result).toMatchObject({ code: 1, signal: null, stdout: 'partial answer\n', stderr: 'Error [ERR_BACKEND_FAILED] (drip): the model went away\n' })
   })
 })
 

@@ -82,10 +82,11 @@ describe('phone-a-friend relay', () => {
     expect(fake.read('stdin')).not.toContain('Git Diff:')
   })
 
-  it('errors go to stderr as "Error [<code>]: <message>" with exit code 1', async () => {
+  it('errors go to stderr as "Error [<code>] (<backend>): <message>" with exit code 1', async () => {
     fake.mode('fail-stderr')
     const result = await runCli(['--prompt', 'P', '--repo', repo.path], { env: env() })
-    expect(result).toEqual({ code: 1, signal: null, stdout: '', stderr: 'Error [ERR_BACKEND_FAILED]: boom on stderr\n' })
+    // A backend's failure names it, as `--to a,b` does for each.
+    expect(result).toEqual({ code: 1, signal: null, stdout: '', stderr: 'Error [ERR_BACKEND_FAILED] (codex): boom on stderr\n' })
     const blank = await runCli(['--prompt', '  ', '--repo', repo.path], { env: env() })
     expect(blank).toMatchObject({ code: 1, stderr: 'Error [ERR_PROMPT_REQUIRED]: Prompt is required\n' })
   })
@@ -95,7 +96,7 @@ describe('phone-a-friend relay', () => {
     const ok = await runCli(['--prompt', 'P', '--repo', repo.path, '--json'], { env: env() })
     expect(ok.code).toBe(0)
     const printed = JSON.parse(ok.stdout) as { durationMs: number }
-    expect(printed).toEqual({ ok: true, output: 'file answer', backend: 'codex', coverage: null, durationMs: printed.durationMs })
+    expect(printed).toEqual({ ok: true, answer: 'file answer', output: 'file answer', backend: 'codex', coverage: null, durationMs: printed.durationMs })
     expect(Number.isInteger(printed.durationMs) && printed.durationMs >= 0).toBe(true)
     const failed = await runCli(['--prompt', 'P', '--repo', join(repo.path, 'nope'), '--json'], { env: env() })
     expect(failed.code).toBe(1)

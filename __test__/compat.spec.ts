@@ -9,6 +9,7 @@ import {
   DEFAULT_BACKEND,
   DEFAULT_SANDBOX,
   DEFAULT_TIMEOUT_SECONDS,
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
   MAX_CONTEXT_FILE_BYTES,
   MAX_DIFF_BYTES,
   MAX_OUTPUT_BYTES,
@@ -43,7 +44,7 @@ describe('a caller of the original relay', () => {
 
   it('sees the core’s own constants (the wrapper writes them out to load no native code at import)', async () => {
     const native = await import('../binding.js')
-    const written = { DEFAULT_TIMEOUT_SECONDS, DEFAULT_BACKEND, DEFAULT_SANDBOX, MAX_RELAY_DEPTH, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_PROMPT_BYTES, MAX_OUTPUT_BYTES }
+    const written = { DEFAULT_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_BACKEND, DEFAULT_SANDBOX, MAX_RELAY_DEPTH, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_PROMPT_BYTES, MAX_OUTPUT_BYTES }
     expect(written).toEqual(Object.fromEntries(Object.keys(written).map((name) => [name, native[name as keyof typeof native]])))
   })
 

@@ -100,6 +100,7 @@ beforeEach(() => {
   server.setAnswer(DEFAULT_ANSWER)
   server.setTool(null)
   server.setFailure(null)
+  server.setStall(false)
   repo = new TempRepo('main').write('a.txt', 'one\n').commit('first')
 })
 
@@ -327,5 +328,21 @@ describe('opencode 1.18.33 for real', () => {
     expect(server.modelRequests()[1].toolResults.join('')).toContain('one')
     server.setParts({ count: 1, gapMs: 0 })
     await expect(relay({ prompt: 'Say hi', repoPath: repo.path, backend: 'opencode' })).resolves.toBe(answer)
+  })
+})
+
+describe('a model that stalls after its headers', () => {
+  it.each(['claude', 'opencode'] as const)('%s is stopped at the idle time-out, not the wall clock, leaving no process', async (backend) => {
+    useEnv(backend === 'claude' ? await claudeEnv(server) : await opencodeEnv(server))
+    server.setStall(true)
+    const started = Date.now()
+    // Past each CLI's silent start (opencode prints nothing before the model's reply, and takes
+    // 7 to 9 s to ask: docs/BACKENDS.md, "Silences").
+    const idleTimeoutSeconds = backend === 'opencode' ? 20 : 3
+    const error = await relay({ prompt: 'Say hi', repoPath: repo.path, backend, idleTimeoutSeconds, timeoutSeconds: 120 }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', reason: 'stalled', backend })
+    expect(Date.now() - started).toBeLessThan(60_000)
+    expect(server.modelRequests().length).toBeGreaterThan(0)
+    await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 3_000 })
   })
 })

@@ -133,7 +133,22 @@ describe('streaming from the real CLIs (relayStream)', () => {
   })
 })
 
-describe('dead servers, timeouts and aborts', () => {
+describe('dead servers, timeouts, stalls and aborts', () => {
+  it.each(['codex', 'gemini'] as const)('%s: a model that stalls after its headers is stopped at the idle time-out, not the wall clock, leaving no process', async (backend) => {
+    const vars = backend === 'gemini' ? await geminiEnv(suite.server) : await codexEnv(suite.server)
+    const marker = backend === 'gemini' ? vars.GEMINI_CLI_HOME : vars.CODEX_HOME
+    useEnv(vars)
+    suite.server.setStall(true)
+    const started = Date.now()
+    // Past each CLI's silent start (gemini's is 3 to 4 s: docs/BACKENDS.md, "Silences").
+    const idleTimeoutSeconds = backend === 'gemini' ? 10 : 3
+    const error = await relay({ prompt: 'Say hi', repoPath: suite.repo.path, backend, idleTimeoutSeconds, timeoutSeconds: 120 }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', reason: 'stalled', backend })
+    expect(Date.now() - started).toBeLessThan(60_000)
+    expect(suite.server.modelRequests().length).toBeGreaterThan(0)
+    await vi.waitFor(() => expect(processesWithEnv(marker)).toEqual([]), { timeout: 3_000 })
+  })
+
   it('codex against a dead server times out after 3 s and leaves no process behind', async () => {
     // codex reconnects to a dead server for ever: only the relay's timeout ends it.
     const vars = await codexEnv({ url: await deadServerUrl() })

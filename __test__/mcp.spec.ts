@@ -32,12 +32,12 @@ describe('phone-a-friend mcp', () => {
     const relay = tools.find((tool) => tool.name === 'relay')!
     expect(relay.inputSchema).toMatchObject({ type: 'object', required: ['prompt'], additionalProperties: false })
     expect(Object.keys(relay.inputSchema.properties ?? {}).sort()).toEqual(
-      ['backend', 'backendSession', 'contextFile', 'contextText', 'fit', 'includeDiff', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
+      ['backend', 'backendSession', 'contextFile', 'contextText', 'fit', 'idleTimeoutSeconds', 'includeDiff', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
     )
     expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access', null] })
     expect(relay.outputSchema?.properties).toHaveProperty('answer')
     const review = tools.find((tool) => tool.name === 'review')!
-    expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'fit', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])
+    expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'fit', 'idleTimeoutSeconds', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])
   })
 
   it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {

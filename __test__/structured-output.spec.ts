@@ -298,7 +298,7 @@ describe('the CLI', () => {
     writeFileSync(file, JSON.stringify(SCHEMA))
     await expect(cli(['--prompt', 'Count', '--schema', 'schema.json'], '{"answer":"x","tags":[]}')).resolves.toMatchObject({
       code: 1,
-      stderr: 'Error [ERR_SCHEMA]: Answer does not match the schema at /answer: "x" is not of type "integer"\n',
+      stderr: 'Error [ERR_SCHEMA] (gemini): Answer does not match the schema at /answer: "x" is not of type "integer"\n',
     })
     await expect(cli(['--prompt', 'Count', '--schema', 'missing.json'], '{}')).resolves.toMatchObject({ code: 2 })
   })
@@ -308,7 +308,7 @@ describe('the CLI', () => {
       const result = await cli(['--verdict', '--base', 'HEAD'], verdictOf(verdict, [...severities]))
       expect(result, verdict).toMatchObject({ code, stdout: `${verdictOf(verdict, [...severities])}\n` })
     }
-    await expect(cli(['--verdict', '--base', 'HEAD'], verdictOf('ship', ['important']))).resolves.toMatchObject({ code: 1, stderr: expect.stringContaining('Error [ERR_SCHEMA]: verdict "ship" contradicts findings') })
+    await expect(cli(['--verdict', '--base', 'HEAD'], verdictOf('ship', ['important']))).resolves.toMatchObject({ code: 1, stderr: expect.stringContaining('Error [ERR_SCHEMA] (gemini): verdict "ship" contradicts findings') })
     await expect(cli(['--verdict', '--schema', '{}'], '{}')).resolves.toMatchObject({ code: 2 })
   })
 })

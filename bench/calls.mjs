@@ -36,6 +36,12 @@ export async function callOverhead({ api, repo, runs, report }) {
   report('a rejected relay: unknown backend', `${unknown.toFixed(1)} µs`, '≤ 25 µs', unknown <= 25, 'upstream 31 µs')
   const plain = await microsPerCall(instant, runs)
   report('relay to a JS backend that answers at once', `${plain.toFixed(0)} µs`, '≤ 60 µs', plain <= 60, 'upstream 41 µs')
+  // The runtime's road (a stream), where the stall watchdog runs: with it and without.
+  const onChunk = () => {}
+  const unwatched = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: repo, backend: 'bench-instant', onChunk }), runs)
+  const watched = await microsPerCall(() => relay({ prompt: 'benchmark', repoPath: repo, backend: 'bench-instant', onChunk, idleTimeoutSeconds: 600 }), runs)
+  const watchdog = watched - unwatched
+  report('the stall watchdog per relay (idleTimeoutSeconds set vs not)', `${watchdog.toFixed(1)} µs (${watched.toFixed(0)} vs ${unwatched.toFixed(0)})`, '≤ 10 µs', watchdog <= 10, 'upstream has none')
   const added = []
   for (let i = 0; i < 200; i++) {
     const key = `PAF_BENCH_EXTRA_${i}`

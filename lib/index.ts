@@ -28,7 +28,7 @@ function internals(): typeof Core {
   return (loaded ??= require('./internal/core.js') as typeof Core)
 }
 
-export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions } from './internal/errors.js'
+export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions, type RelayErrorReason } from './internal/errors.js'
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult, RelayDetails } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
@@ -44,6 +44,7 @@ export {
   DEFAULT_BACKEND,
   DEFAULT_SANDBOX,
   DEFAULT_TIMEOUT_SECONDS,
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
   MAX_CONTEXT_FILE_BYTES,
   MAX_DIFF_BYTES,
   MAX_OUTPUT_BYTES,

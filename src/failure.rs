@@ -50,6 +50,10 @@ pub struct NativeFailure {
     pub backend_output: Option<String>,
     /// The answer that did not match its schema (`ERR_SCHEMA`), whole.
     pub answer: Option<String>,
+    /// Why the backend failed (docs/ERRORS.md, `reason`), when known.
+    pub reason: Option<String>,
+    /// What the backend had answered when the relay stopped it (a time-out, a stall).
+    pub partial_answer: Option<String>,
     /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
     /// a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
     pub handle: Option<u32>,
@@ -66,6 +70,8 @@ impl From<&RelayFailure> for NativeFailure {
                 backend: None,
                 backend_output: None,
                 answer: None,
+                reason: None,
+                partial_answer: None,
                 handle: Some(thrown.handle),
             },
             RelayFailure::Aborted => NativeFailure {
@@ -75,6 +81,8 @@ impl From<&RelayFailure> for NativeFailure {
                 backend: None,
                 backend_output: None,
                 answer: None,
+                reason: None,
+                partial_answer: None,
                 handle: None,
             },
         }
@@ -94,6 +102,8 @@ impl From<&RelayError> for NativeFailure {
             backend: err.backend().map(String::from),
             backend_output: err.shown_backend_output(),
             answer: err.answer().map(String::from),
+            reason: err.reason().map(String::from),
+            partial_answer: err.partial_answer().map(String::from),
             handle,
         }
     }

@@ -2,6 +2,7 @@
 //! it: where `runStream`'s chunks go, how the relay tells the backend to stop, and where its
 //! outcome goes. The relay keeps the other half ([`Control`]); nothing is looked up by id.
 
+use relay_core::progress::Progress;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -66,6 +67,8 @@ pub struct Control {
     /// Where streamed text goes until the invocation is over: the stream ends only once every
     /// sink is gone, and the JS object holding the invocation lives until it is collected.
     chunks: Mutex<Option<ChunkSink>>,
+    /// The run's progress (`idleTimeoutSeconds`): each chunk touches it.
+    progress: Progress,
     stop: CancellationToken,
     /// The timeout message when it stopped for a timeout; `None` for a cancellation.
     why: OnceLock<Option<String>>,
@@ -111,10 +114,12 @@ impl Invocation {
     /// outcome arrives.
     pub fn open(
         chunks: ChunkSink,
+        progress: Progress,
     ) -> (Invocation, Arc<Control>, oneshot::Receiver<BackendOutcome>) {
         let (settle, outcome) = oneshot::channel();
         let control = Arc::new(Control {
             chunks: Mutex::new(Some(chunks)),
+            progress,
             outcome: Mutex::new(Some(settle)),
             ..Control::default()
         });
@@ -132,7 +137,11 @@ impl Invocation {
     #[napi]
     pub async fn push(&self, text: String) {
         let sink = self.control.chunks().clone();
+        let progress = &self.control.progress;
+        progress.touch();
         if let Some(sink) = sink {
+            // The consumer's pace is not the backend's.
+            let _paused = progress.pause();
             sink.send(text).await;
         }
     }

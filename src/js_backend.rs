@@ -14,6 +14,7 @@
 //! deadline, and stops waiting on its own a while after the trampoline should have given up, in
 //! case its thread is stuck.
 
+use relay_core::progress::Progress;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -200,6 +201,8 @@ struct Handed {
     deadline: Deadline,
     /// Where a session id the backend reports goes.
     reported: Option<ReportedId>,
+    /// Its progress: once the call's watchdog marks it stalled, the backend is stopped.
+    progress: Progress,
 }
 
 impl JsBackend {
@@ -217,6 +220,7 @@ impl JsBackend {
             timeout,
             deadline,
             reported,
+            progress,
         }: Handed,
         cancel: CancellationToken,
     ) -> BackendResult {
@@ -274,6 +278,15 @@ impl JsBackend {
                 Err(_) => could_not_call("its caller is gone"),
             },
             () = given_up_at => timed_out(),
+            after = progress.stalled() => {
+                let message = format!(
+                    "Backend {} made no progress for {}s (idleTimeoutSeconds)",
+                    self.name,
+                    after.display()
+                );
+                control.stop(Some(message.clone()));
+                Err(BackendFailure::reported(BackendFailureKind::Stalled, message))
+            }
         }
     }
 }
@@ -297,6 +310,7 @@ pub fn outcome_result(name: &str, method: &str, outcome: BackendOutcome) -> Back
             message: message.clone(),
             cause: thrown(false),
             output: None,
+            partial: None,
         },
         Some(kind @ (OutcomeFailure::Relay | OutcomeFailure::Thrown)) => {
             match thrown(matches!(kind, OutcomeFailure::Relay)) {
@@ -331,9 +345,12 @@ impl Backend for JsBackend {
 
     fn run(self: Arc<Self>, mut request: RunRequest, cancel: CancellationToken) -> BackendFuture {
         let (timeout, deadline) = (request.terms.timeout, request.terms.deadline.clone());
+        // A backend with `runStream` streams when somebody reads it, and when the stall
+        // watchdog watches it: its chunks are its progress.
+        let stream = request.terms.wants_stream();
         let chunks = std::mem::replace(&mut request.terms.chunks, ChunkSink::discard());
-        let stream = chunks.is_streaming();
-        let (invocation, control, outcome) = Invocation::open(chunks);
+        let progress = request.terms.progress.clone();
+        let (invocation, control, outcome) = Invocation::open(chunks, progress.clone());
         let reported = request.session.as_ref().map(|s| s.reported.clone());
         let env = serialized_env(&request.terms.env);
         let link = request.terms.link.clone();
@@ -353,6 +370,7 @@ impl Backend for JsBackend {
             timeout,
             deadline,
             reported,
+            progress,
         };
         Box::pin(async move {
             let result = self.call(handed, cancel).await;
@@ -370,7 +388,9 @@ impl Backend for JsBackend {
             return None;
         }
         let (timeout, deadline) = (request.terms.timeout, request.terms.deadline.clone());
-        let (invocation, control, outcome) = Invocation::open(ChunkSink::discard());
+        let progress = request.terms.progress.clone();
+        let (invocation, control, outcome) =
+            Invocation::open(ChunkSink::discard(), progress.clone());
         let link = request.terms.link.clone();
         let call = review_call(&self.name, request, invocation);
         let handed = Handed {
@@ -381,6 +401,7 @@ impl Backend for JsBackend {
             timeout,
             deadline,
             reported: None,
+            progress,
         };
         Some(Box::pin(async move { self.call(handed, cancel).await }))
     }

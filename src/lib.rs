@@ -29,6 +29,8 @@ use relay_core::limits;
 #[napi]
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = limits::DEFAULT_TIMEOUT_SECONDS;
 #[napi]
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u32 = limits::DEFAULT_IDLE_TIMEOUT_SECONDS;
+#[napi]
 pub const DEFAULT_BACKEND: &str = limits::DEFAULT_BACKEND;
 #[napi]
 pub const DEFAULT_SANDBOX: &str = limits::DEFAULT_SANDBOX;

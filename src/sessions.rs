@@ -30,10 +30,9 @@ pub struct NativeSessionInfo {
 fn store(
     scope: &RelayScope,
     caller: NativeCaller,
-) -> std::result::Result<(Store, Deadline), NativeFailure> {
+) -> std::result::Result<(Store, Deadline), relay_core::errors::RelayError> {
     let env = caller_env(caller.env.as_deref(), caller.depth);
-    let store = Store::from_env(&env)
-        .map_err(|e| NativeFailure::from(&relay_core::errors::RelayError::from(e)))?;
+    let store = Store::from_env(&env)?;
     Ok((
         store,
         Deadline::starting_now(STORE_TIMEOUT, scope.child_token()),
@@ -57,7 +56,7 @@ where
     env.spawn_future(async move {
         Ok(match work {
             Ok(work) => outcome(work.await),
-            Err(failure) => Either::B(failure),
+            Err(failure) => Either::B(NativeFailure::from(&failure)),
         })
     })
 }

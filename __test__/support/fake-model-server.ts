@@ -129,6 +129,11 @@ export interface FakeModelServer {
   setParts(parts: FakeParts): void;
   /** From now on, answer model requests with this HTTP error (`null`: answer normally again). */
   setFailure(failure: FakeFailure | null): void;
+  /**
+   * From now on (`true`), answer model requests with a stream's headers, then nothing, the
+   * connection held open: a model that stalled (`false`: answer normally again).
+   */
+  setStall(stall: boolean): void;
   /** From now on, make this tool call once per conversation where it is offered (`null`: none). */
   setTool(call: FakeToolCall | null): void;
   /**
@@ -818,6 +823,7 @@ export async function startFakeModelServer(
   let answer = opts.answer ?? DEFAULT_ANSWER;
   let delayMs = opts.delayMs ?? 0;
   let failure = opts.failure ?? null;
+  let stall = false;
   let parts: FakeParts = opts.parts ?? { count: 1, gapMs: 0 };
   let tool: FakeToolCall | null = null;
   let toolCall: FakeFunctionCall | null = null;
@@ -849,6 +855,10 @@ export async function startFakeModelServer(
   /** Answers a model request after the configured delay, or with the configured failure. */
   const answerModel = (res: ServerResponse, protocol: RecordedProtocol, send: () => void): void => {
     const fail = failure;
+    if (stall) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      return;
+    }
     const reply = (): void => {
       if (res.destroyed || res.writableEnded) return;
       if (fail) sendFailure(res, protocol, fail);
@@ -998,6 +1008,9 @@ export async function startFakeModelServer(
     },
     setFailure: (next) => {
       failure = next;
+    },
+    setStall: (next) => {
+      stall = next;
     },
     setTool: (next) => {
       tool = next;

@@ -31,6 +31,7 @@ export function realClisSuite(): RealClisSuite {
     useEnv({ PATH: `${BIN}:${process.env.PATH ?? ''}` })
     suite.server.requests.length = 0
     suite.server.setDelay(0)
+    suite.server.setStall(false)
     suite.server.setParts({ count: 1, gapMs: 0 })
     suite.server.setAnswer(DEFAULT_ANSWER)
     suite.repo = new TempRepo('main').write('a.txt', 'one\n').commit('first')

@@ -4,7 +4,7 @@ import { isatty } from 'node:tty'
 import { parseArgs } from 'node:util'
 import type { RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { RelayError } from '../internal/errors.js'
-import { MAX_PROMPT_BYTES } from '../internal/limits.js'
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
 import { printable, printableJson, printableLines, stdoutText } from './printable.js'
@@ -28,6 +28,7 @@ const OPTIONS = {
   'no-fit': { type: 'boolean' },
   'max-prompt-bytes': { type: 'string' },
   timeout: { type: 'string' },
+  'idle-timeout': { type: 'string' },
   model: { type: 'string', short: 'm' },
   sandbox: { type: 'string' },
   review: { type: 'boolean' },
@@ -117,6 +118,17 @@ function timeoutSeconds(flags: Flags): number | undefined {
   if (value === undefined) return undefined
   if (!DECIMAL.test(value)) throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 30 or 2.5`)
   return Number(value)
+}
+
+/**
+ * `--idle-timeout`, else PHONE_A_FRIEND_IDLE_TIMEOUT, else the CLI's default, as seconds; `0`
+ * turns the watchdog off. As `--timeout`, anything but a number is a usage error.
+ */
+function idleTimeoutSeconds(flags: Flags, defaultSeconds: number): number | undefined {
+  const [value, source] = flags['idle-timeout'] !== undefined ? [flags['idle-timeout'], '--idle-timeout'] : [envFlag('PHONE_A_FRIEND_IDLE_TIMEOUT'), 'PHONE_A_FRIEND_IDLE_TIMEOUT']
+  if (value === undefined) return defaultSeconds
+  if (!DECIMAL.test(value)) throw new UsageError(`invalid ${source} value ${JSON.stringify(value)}: expected a number of seconds, like 300, or 0 for none`)
+  return Number(value) === 0 ? undefined : Number(value)
 }
 
 /** `--max-prompt-bytes`: a whole number of bytes, or a usage error naming the value. */
@@ -248,6 +260,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
   if (flags.prompt === undefined && !review) throw new UsageError('missing --prompt')
   refuseIgnoredFlags(flags, review)
   const timeout = timeoutSeconds(flags)
+  const idle = idleTimeoutSeconds(flags, DEFAULT_IDLE_TIMEOUT_SECONDS)
   const promptBytes = maxPromptBytes(flags)
   const schema = await schemaOf(flags)
   const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
@@ -264,6 +277,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     fit: !flags['no-fit'],
     maxPromptBytes: promptBytes,
     timeoutSeconds: timeout,
+    idleTimeoutSeconds: idle,
     model: flags.model,
     sandbox: (flags.sandbox ?? envFlag('PHONE_A_FRIEND_SANDBOX')) as SandboxMode | undefined,
     base: flags.base ?? (review ? envFlag('PHONE_A_FRIEND_REVIEW_BASE') : undefined),
@@ -280,13 +294,15 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
 }
 
 /** `{ code, message }` of any failure. */
-function codedError(error: unknown): { code: string; message: string; backendOutput?: string } {
-  const { code, message, backendOutput } = error as { code?: unknown; message?: unknown; backendOutput?: unknown }
+function codedError(error: unknown): { code: string; message: string; backendOutput?: string; reason?: string; partialAnswer?: string } {
+  const { code, message, backendOutput, reason, partialAnswer } = error as { code?: unknown; message?: unknown; backendOutput?: unknown; reason?: unknown; partialAnswer?: unknown }
   return {
     code: typeof code === 'string' ? code : 'ERR_UNEXPECTED',
     message: typeof message === 'string' ? message : String(error),
-    // What a CLI backend said last (docs/ERRORS.md), for scripts reading --json.
+    // What a CLI backend said last, why it failed, what it had answered (docs/ERRORS.md), for scripts reading --json.
     ...(typeof backendOutput === 'string' ? { backendOutput } : {}),
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(typeof partialAnswer === 'string' ? { partialAnswer } : {}),
   }
 }
 
@@ -308,10 +324,16 @@ function withBackendHint(error: unknown, name: string | undefined): unknown {
   return meant === undefined ? error : { code: coded.code, message: `${coded.message}. Did you mean ${meant}?` }
 }
 
+/**
+ * A failure on stderr as `Error [<code>]: <message>`, with `(<backend>)` after the code when a
+ * backend failed, as `--to a,b` prints each; `--json`: `{ ok: false, backend?, error }`.
+ */
 function printError(error: unknown, json: boolean): void {
   const coded = codedError(error)
-  if (json) process.stdout.write(`${printableJson({ ok: false, error: coded })}\n`)
-  else process.stderr.write(`Error [${printable(coded.code)}]: ${printableLines(coded.message)}\n`)
+  const { backend } = error as { backend?: unknown }
+  const who = typeof backend === 'string' ? backend : undefined
+  if (json) process.stdout.write(`${printableJson({ ok: false, ...(who === undefined ? {} : { backend: who }), error: coded })}\n`)
+  else process.stderr.write(`Error [${printable(coded.code)}]${who === undefined ? '' : ` (${printable(who)})`}: ${printableLines(coded.message)}\n`)
 }
 
 /**
@@ -463,7 +485,7 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
       const details = request.review ? await library.reviewRelayDetailed(request.options) : await library.relayDetailed(request.options)
       const { answer, backend: answered, coverage, durationMs } = details
       stopSpinner()
-      process.stdout.write(flags.json ? `${printableJson({ ok: true, output: answer, backend: answered, coverage, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, answer, output: answer, backend: answered, coverage, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
       return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0
     }
     // The spinner shares the terminal with stdout: it goes before the first byte of the answer.

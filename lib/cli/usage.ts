@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--timeout <s>] [--idle-timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -21,6 +21,9 @@ const RELAY_OPTIONS = `Relay options:
                            diff are fitted to it (with --no-fit, a larger envelope is refused)
       --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
+      --idle-timeout <s>   Stop a backend that makes no progress (no output) for this long:
+                           ERR_BACKEND_TIMEOUT, stalled; 0 for none
+                                                        (env PHONE_A_FRIEND_IDLE_TIMEOUT, default 300)
   -m, --model <m>          Model for the backend
       --sandbox <mode>     read-only, workspace-write, danger-full-access
                                                         (env PHONE_A_FRIEND_SANDBOX, default read-only)

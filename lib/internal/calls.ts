@@ -3,7 +3,7 @@
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
 import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
-import { AbortError, BackendError, RelayError } from './errors.js'
+import { AbortError, BackendError, RelayError, type RelayErrorReason } from './errors.js'
 import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
 import type { CallRecord } from './call-records.js'
@@ -264,7 +264,9 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       if (typeof failure.answer === 'string') return new RelayError(message, code, { backend: failure.backend, answer: failure.answer })
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
       const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
-      return new RelayError(message, code, { backend: failure.backend, cause, ...output })
+      const reason = failure.reason === undefined || failure.reason === null ? {} : { reason: failure.reason as RelayErrorReason }
+      const partial = failure.partialAnswer === undefined || failure.partialAnswer === null ? {} : { partialAnswer: failure.partialAnswer }
+      return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...partial })
     }
     default:
       return new AbortError(undefined, { cause: record?.signal?.reason })

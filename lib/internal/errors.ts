@@ -15,7 +15,17 @@ export interface RelayErrorOptions {
   backendOutput?: string
   /** The answer that did not match its schema (see `RelayError.answer`). */
   answer?: string
+  /** Why the backend failed (see `RelayError.reason`). */
+  reason?: RelayErrorReason
+  /** What the backend had answered when it was stopped (see `RelayError.partialAnswer`). */
+  partialAnswer?: string
 }
+
+/**
+ * Why a backend failed, when the relay can tell (docs/ERRORS.md, "Why: `reason`"): `timeout`,
+ * the call's time ran out; `stalled`, the backend made no progress for `idleTimeoutSeconds`.
+ */
+export type RelayErrorReason = 'timeout' | 'stalled'
 
 /** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
 export class RelayError extends Error {
@@ -33,6 +43,13 @@ export class RelayError extends Error {
    * asked for): the backend's whole answer, to read, repair or ask again with. Absent otherwise.
    */
   readonly answer?: string
+  /** Why the backend failed, when the relay can tell (docs/ERRORS.md, "Why: `reason`"). */
+  readonly reason?: RelayErrorReason
+  /**
+   * What the backend had answered when the relay stopped it (its time ran out, or it stalled),
+   * when it had begun. Absent otherwise.
+   */
+  readonly partialAnswer?: string
 
   constructor(message: string, code: RelayErrorCode = 'ERR_BACKEND_FAILED', options: RelayErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined)
@@ -40,6 +57,8 @@ export class RelayError extends Error {
     if (options.backend !== undefined) this.backend = options.backend
     if (options.backendOutput !== undefined) this.backendOutput = options.backendOutput
     if (options.answer !== undefined) this.answer = options.answer
+    if (options.reason !== undefined) this.reason = options.reason
+    if (options.partialAnswer !== undefined) this.partialAnswer = options.partialAnswer
   }
 }
 

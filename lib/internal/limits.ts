@@ -5,6 +5,8 @@ import type { SandboxMode } from './options.js'
  * the two), written out so that importing the package loads no native code.
  */
 export const DEFAULT_TIMEOUT_SECONDS: number = 600
+/** The idle time-out (`idleTimeoutSeconds`) the CLI and the MCP server set; `relay()` sets none. */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS: number = 300
 export const DEFAULT_BACKEND: string = 'codex'
 export const DEFAULT_SANDBOX: SandboxMode = 'read-only'
 export const MAX_RELAY_DEPTH: number = 1

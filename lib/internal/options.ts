@@ -105,9 +105,9 @@ function optionalBoolean(options: Fields, key: string): boolean | undefined {
   return value
 }
 
-/** Any value that is not a number is not a finite number > 0: the core reports ERR_INVALID_TIMEOUT in its turn. */
-function timeout(options: Fields): number | undefined {
-  const value = options.timeoutSeconds
+/** A number of seconds, or NaN for what is not a number: not a finite number > 0, which the core reports (ERR_INVALID_TIMEOUT) in its turn. */
+function seconds(options: Fields, key: string): number | undefined {
+  const value = options[key]
   if (value === undefined || value === null) return undefined
   return typeof value === 'number' ? value : Number.NaN
 }
@@ -184,7 +184,8 @@ function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
     contextFile: relay ? optionalString(fields, 'contextFile') : undefined,
     contextText: relay ? optionalString(fields, 'contextText') : undefined,
     includeDiff: relay ? optionalBoolean(fields, 'includeDiff') : undefined,
-    timeoutSeconds: timeout(fields),
+    timeoutSeconds: seconds(fields, 'timeoutSeconds'),
+    idleTimeoutSeconds: seconds(fields, 'idleTimeoutSeconds'),
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
     schema: schemaText(fields),
@@ -258,7 +259,7 @@ export interface GitHelperOptions {
 /** The `timeoutSeconds` of a git helper's optional options (the core checks its value). */
 export function gitHelperTimeout(input: unknown): number | undefined {
   if (input === undefined || input === null) return undefined
-  return timeout(objectArgument(input, 'options'))
+  return seconds(objectArgument(input, 'options'), 'timeoutSeconds')
 }
 
 export function stringArgument(value: unknown, name: string): string {

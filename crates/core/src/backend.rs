@@ -11,6 +11,7 @@ use crate::deadline::{Deadline, Timeout};
 use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
 use crate::model_window::ModelWindow;
+use crate::progress::Progress;
 use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
@@ -44,6 +45,18 @@ pub struct Terms {
     /// The model's context window, when its backend reported one to a fitted call: a backend
     /// that sizes its context per request asks for one the prompt fits (Ollama's `num_ctx`).
     pub window: Option<ModelWindow>,
+    /// What the backend produces touches it; a backend stops once it is marked stalled
+    /// (`idleTimeoutSeconds`). Each run gets its own ([`Progress::restarted`]).
+    pub progress: Progress,
+}
+
+impl Terms {
+    /// Whether the backend should give its answer as it goes, where it can choose: somebody
+    /// streams it, or the stall watchdog counts it as progress (claude's `--output-format json`
+    /// and Ollama's `"stream": false` say nothing until they are done).
+    pub fn wants_stream(&self) -> bool {
+        self.chunks.is_streaming() || self.progress.is_watched()
+    }
 }
 
 /// What a backend is asked its model's context window with ([`Backend::model_window`]).
@@ -132,6 +145,8 @@ pub enum BackendFailure {
         /// The end of what a CLI said last (at most 2 KiB, `backends::last_words`), when it said
         /// something.
         output: Option<String>,
+        /// What it had answered when it was stopped (a stall), when it had begun.
+        partial: Option<String>,
     },
     /// A value a JavaScript backend threw that is not a `BackendError`: passed through unchanged.
     Thrown(ThrownValue),
@@ -146,6 +161,28 @@ impl BackendFailure {
             message: message.into(),
             cause: None,
             output: None,
+            partial: None,
+        }
+    }
+
+    /// The failure of a backend the relay stopped (a time-out, a stall), with what it had
+    /// answered by then, when it had begun.
+    pub fn with_partial(self, answer: Option<String>) -> Self {
+        match self {
+            BackendFailure::Reported {
+                kind: kind @ (BackendFailureKind::Timeout | BackendFailureKind::Stalled),
+                message,
+                cause,
+                output,
+                partial: None,
+            } => BackendFailure::Reported {
+                kind,
+                message,
+                cause,
+                output,
+                partial: answer.filter(|answer| !answer.trim().is_empty()),
+            },
+            other => other,
         }
     }
 
@@ -156,6 +193,7 @@ impl BackendFailure {
             message: message.into(),
             cause: None,
             output: crate::backends::last_words::tail(words),
+            partial: None,
         }
     }
 }

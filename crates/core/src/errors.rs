@@ -129,6 +129,8 @@ impl fmt::Display for Subject {
 pub enum BackendFailureKind {
     Unavailable,
     Timeout,
+    /// No progress for the idle time-out (`idleTimeoutSeconds`): stopped as a time-out is.
+    Stalled,
     Failed,
     NoOutput,
     OutputTooLarge,
@@ -138,10 +140,20 @@ impl BackendFailureKind {
     pub fn code(self) -> ErrorCode {
         match self {
             BackendFailureKind::Unavailable => ErrorCode::BackendUnavailable,
-            BackendFailureKind::Timeout => ErrorCode::BackendTimeout,
+            BackendFailureKind::Timeout | BackendFailureKind::Stalled => ErrorCode::BackendTimeout,
             BackendFailureKind::Failed => ErrorCode::BackendFailed,
             BackendFailureKind::NoOutput => ErrorCode::BackendNoOutput,
             BackendFailureKind::OutputTooLarge => ErrorCode::TooLarge,
+        }
+    }
+
+    /// Why the backend failed, from the list of docs/ERRORS.md ("Why: `reason`"), when the kind
+    /// alone says it.
+    pub fn reason(self) -> Option<&'static str> {
+        match self {
+            BackendFailureKind::Timeout => Some("timeout"),
+            BackendFailureKind::Stalled => Some("stalled"),
+            _ => None,
         }
     }
 }
@@ -152,6 +164,8 @@ pub enum RelayError {
     PromptRequired,
     #[error("Timeout must be greater than zero")]
     InvalidTimeout,
+    #[error("Idle timeout must be greater than zero")]
+    InvalidIdleTimeout,
     #[error("Repository path does not exist or is not a directory: {0}")]
     InvalidRepo(String),
     #[error("Unsupported relay backend: {name}. Supported: {}", .supported.join(", "))]
@@ -209,11 +223,14 @@ pub enum RelayError {
         kind: BackendFailureKind,
         backend: String,
         message: String,
-        /// The `BackendError` a JavaScript backend threw, when there is one.
-        cause: Option<ThrownValue>,
+        /// The `BackendError` a JavaScript backend threw, when there is one. Boxed, as
+        /// `partial` is: every `Result` of a `RelayError` stays small.
+        cause: Option<Box<ThrownValue>>,
         /// The end (at most 2 KiB) of what a CLI backend said last: its error events, else its
         /// stderr (docs/ERRORS.md, `backendOutput`).
         output: Option<String>,
+        /// What the backend had answered when it was stopped (a stall), when it had begun.
+        partial: Option<Box<str>>,
     },
     /// A bug in this package (a task that panicked); never expected.
     #[error("Internal error in @phone-a-friend/relay: {0}")]
@@ -225,7 +242,9 @@ impl RelayError {
     pub fn code(&self) -> ErrorCode {
         match self {
             RelayError::PromptRequired => ErrorCode::PromptRequired,
-            RelayError::InvalidTimeout => ErrorCode::InvalidTimeout,
+            RelayError::InvalidTimeout | RelayError::InvalidIdleTimeout => {
+                ErrorCode::InvalidTimeout
+            }
             RelayError::InvalidRepo(_) => ErrorCode::InvalidRepo,
             RelayError::UnsupportedBackend { .. } => ErrorCode::UnsupportedBackend,
             RelayError::InvalidSandbox { .. } => ErrorCode::InvalidSandbox,
@@ -263,6 +282,22 @@ impl RelayError {
         }
     }
 
+    /// Why a backend failed (docs/ERRORS.md, `reason`), when known.
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            RelayError::Backend { kind, .. } => kind.reason(),
+            _ => None,
+        }
+    }
+
+    /// What the backend had answered when it was stopped.
+    pub fn partial_answer(&self) -> Option<&str> {
+        match self {
+            RelayError::Backend { partial, .. } => partial.as_deref(),
+            _ => None,
+        }
+    }
+
     /// What a CLI backend said last, for errors it reported with words of its own.
     pub fn backend_output(&self) -> Option<&str> {
         match self {
@@ -286,6 +321,7 @@ impl RelayError {
             self,
             RelayError::PromptRequired
                 | RelayError::InvalidTimeout
+                | RelayError::InvalidIdleTimeout
                 | RelayError::ContextConflict
                 | RelayError::DepthLimit
                 | RelayError::TooLarge { .. }
@@ -370,6 +406,7 @@ mod tests {
             message: stderr,
             cause: None,
             output: Some("token ghp_0123456789abcdefghijABCDEFGHIJ012345 expired".into()),
+            partial: None,
         };
         let message = err.shown_message();
         assert!(message.len() <= MAX_MESSAGE_BYTES, "{}", message.len());
@@ -392,6 +429,7 @@ mod tests {
             message: "Backend output is too large (9 bytes; max 8 bytes)".into(),
             cause: None,
             output: None,
+            partial: None,
         };
         assert_eq!(err.code(), "ERR_TOO_LARGE");
         assert_eq!(err.backend(), Some("codex"));

@@ -106,7 +106,9 @@ impl RunError {
     fn from_process(e: ProcessError) -> RunError {
         match e {
             ProcessError::Spawn(e) => RunError::from_spawn(e),
-            ProcessError::TimedOut { .. } => RunError::Stopped(Stop::TimedOut),
+            ProcessError::TimedOut { .. } | ProcessError::Stalled { .. } => {
+                RunError::Stopped(Stop::TimedOut)
+            }
             ProcessError::Cancelled => RunError::Stopped(Stop::Cancelled),
             // git's pipes or its exit could not be read: a git failure like any other.
             ProcessError::Io(_) | ProcessError::Supervisor(_) => RunError::NotRun,
@@ -194,6 +196,7 @@ async fn run_git<S: Sink>(
             GitEnv::Inherit => None,
             GitEnv::Exactly(vars) => Some(std::borrow::Cow::Borrowed(vars)),
         },
+        progress: crate::progress::Progress::unwatched(),
         extra_env: &[
             // A partial clone fetches missing objects from its promisor remote on demand,
             // running whatever the repository's config says (`core.sshCommand`, an `ext::`

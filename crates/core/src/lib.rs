@@ -27,6 +27,7 @@ pub mod model_window;
 mod napi_values;
 pub mod node_errors;
 pub mod paths;
+pub mod progress;
 pub mod registry;
 pub mod relay;
 pub mod relay_all;

@@ -2,6 +2,9 @@
 //! bindings.
 
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
+/// The idle time-out (`idleTimeoutSeconds`) the CLI and the MCP server set; the library sets
+/// none (docs/CONTRACT.md §14).
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u32 = 300;
 pub const DEFAULT_BACKEND: &str = "codex";
 pub const DEFAULT_SANDBOX: &str = "read-only";
 /// Default limit of the synchronous git helpers (`gitDiffBase`, `detectDefaultBranch`).

@@ -2,7 +2,8 @@
 //! the repository (also named with `--add-dir`), the sandbox mode as a tool policy, no session
 //! kept.
 //!
-//! When somebody streams, `--output-format stream-json --verbose --include-partial-messages`
+//! When somebody streams, or the stall watchdog watches (`json` prints nothing until the end),
+//! `--output-format stream-json --verbose --include-partial-messages`
 //! prints one JSON event per line: the model's text arrives in `stream_event` lines holding the
 //! raw Anthropic `content_block_delta` events, and goes to the stream as it comes, each assistant
 //! message after the first preceded by a blank line. Otherwise `--output-format json` prints just
@@ -254,7 +255,7 @@ impl Cli for Claude {
         // `-p` without a prompt reads the prompt from stdin to its end: no argv limit, and a
         // prompt starting with `-` cannot be taken for a flag.
         let mut args: Vec<OsString> = vec!["-p".into(), "--output-format".into()];
-        if request.terms.chunks.is_streaming() {
+        if request.terms.wants_stream() {
             args.extend(
                 ["stream-json", "--verbose", "--include-partial-messages"].map(OsString::from),
             );

@@ -121,30 +121,26 @@ impl CliLabel<'_> {
     ) -> BackendFailure {
         match error {
             ProcessError::TimedOut { stderr } => {
-                let words = last_words
-                    .filter(|words| !words.trim().is_empty())
-                    .unwrap_or(stderr.text.as_str());
-                let mut message =
-                    format!("{} timed out after {}s", self.command, timeout.display());
-                let failure = BackendFailure::with_words(BackendFailureKind::Timeout, "", words);
-                let BackendFailure::Reported {
-                    kind,
-                    cause,
-                    output,
-                    ..
-                } = failure
-                else {
-                    return failure;
-                };
-                if let Some(said) = &output {
-                    message.push_str(&format!(". Its last words: {said}"));
-                }
-                BackendFailure::Reported {
-                    kind,
+                let message = format!("{} timed out after {}s", self.command, timeout.display());
+                stopped(
+                    BackendFailureKind::Timeout,
                     message,
-                    cause,
-                    output,
-                }
+                    last_words,
+                    &stderr.text,
+                )
+            }
+            ProcessError::Stalled { stderr, after } => {
+                let message = format!(
+                    "{} made no progress for {}s (idleTimeoutSeconds)",
+                    self.command,
+                    after.display()
+                );
+                stopped(
+                    BackendFailureKind::Stalled,
+                    message,
+                    last_words,
+                    &stderr.text,
+                )
             }
             ProcessError::Cancelled => BackendFailure::Cancelled,
             // It was found on the PATH, so "not found" would mislead: most often its `#!`
@@ -216,6 +212,7 @@ impl CliLabel<'_> {
             mut message,
             cause,
             output,
+            partial,
         } = failure
         else {
             return failure;
@@ -239,7 +236,32 @@ impl CliLabel<'_> {
             message,
             cause,
             output,
+            partial,
         }
+    }
+}
+
+/// A CLI the relay stopped (its time was up, or it stalled): `message`, then what its events
+/// said last (an error, a retry), else the end of its `stderr`.
+fn stopped(
+    kind: BackendFailureKind,
+    mut message: String,
+    last_words: Option<&str>,
+    stderr: &str,
+) -> BackendFailure {
+    let words = last_words
+        .filter(|words| !words.trim().is_empty())
+        .unwrap_or(stderr);
+    let output = last_words::tail(words);
+    if let Some(said) = &output {
+        message.push_str(&format!(". Its last words: {said}"));
+    }
+    BackendFailure::Reported {
+        kind,
+        message,
+        cause: None,
+        output,
+        partial: None,
     }
 }
 

@@ -142,6 +142,7 @@ async fn run_found<C: Cli>(
         timeout: remaining,
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: Vec::new(),
+        progress: request.terms.progress.clone(),
     };
     let mut events = C::Events::default();
     let run = run_with_events(
@@ -153,9 +154,15 @@ async fn run_found<C: Cli>(
     )
     .await;
     let ending = events.end();
-    // Stopped: what its events said last (a failure they reported) goes with the time-out.
-    let mut output =
-        run.map_err(|e| label.process_failure(e, request.terms.timeout, ending.failed.as_deref()))?;
+    // Stopped: what its events said last (a failure they reported) goes with the time-out, and
+    // what it had answered so far.
+    let mut output = match run {
+        Ok(output) => output,
+        Err(e) => {
+            let failure = label.process_failure(e, request.terms.timeout, ending.failed.as_deref());
+            return Err(failure.with_partial(ending.answer.map(|answer| answer.text)));
+        }
+    };
     if let (Some(session), Some(id)) = (&request.session, ending.session_id) {
         session.reported.set(id);
     }

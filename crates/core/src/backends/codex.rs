@@ -329,12 +329,15 @@ async fn invoke_found(
         timeout: invocation.terms.deadline.remaining(),
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: vec![answer_dir.folder.clone()],
+        progress: invocation.terms.progress.clone(),
     };
     let mut events = CodexEvents::default();
     let run = run_with_events(spec, &mut events, &invocation.terms.chunks, None, cancel).await;
     // Stopped: its last error event (`Reconnecting... 2/5 (…)`) says why it did not finish.
     let mut output = run.map_err(|e| {
-        label.process_failure(e, invocation.terms.timeout, events.last_error.as_deref())
+        label
+            .process_failure(e, invocation.terms.timeout, events.last_error.as_deref())
+            .with_partial(events.last_message.as_ref().map(|m| m.text.clone()))
     })?;
     if let (Some(session), Some(id)) = (invocation.session, &events.thread_id) {
         session.reported.set(id.as_str());

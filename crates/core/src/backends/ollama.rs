@@ -24,18 +24,17 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
-    Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest, WindowFuture,
+    Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest, Terms, WindowFuture,
     WindowQuery,
 };
 use crate::backends::ollama_host;
 use crate::backends::ollama_http;
 use crate::bounded_text::BoundedText;
-use crate::deadline::Stop;
+use crate::deadline::{Stop, Timeout};
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::schema::Schema;
 use crate::sessions::ResumeStrategy;
-use crate::stream::ChunkSink;
 use crate::text::is_js_whitespace;
 
 use super::ollama_ndjson::{BadBody, ChatEvent, ChatStream, MAX_LINE_BYTES};
@@ -167,7 +166,8 @@ fn chat_request(request: &RunRequest) -> ChatRequest<'_> {
                 content: &request.prompt,
             }])
             .collect(),
-        stream: request.terms.chunks.is_streaming(),
+        // Watched for stalls, the tokens as they come are its progress.
+        stream: request.terms.wants_stream(),
         format: request.terms.schema.as_deref().map(Schema::value),
         options: request
             .terms
@@ -182,7 +182,7 @@ async fn chat(request: &RunRequest) -> BackendResult {
     let body = chat_request(request);
     let client = ollama_http::client()
         .map_err(|err| failed(format!("Ollama request failed: {}", detail(&err))))?;
-    let exchange = exchange(&client, &base, &body, &request.terms.chunks);
+    let exchange = exchange(&client, &base, &body, &request.terms);
     match tokio::time::timeout(request.terms.deadline.remaining(), exchange).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => {
@@ -229,19 +229,13 @@ async fn exchange(
     client: &reqwest::Client,
     base: &str,
     body: &ChatRequest<'_>,
-    chunks: &ChunkSink,
+    terms: &Terms,
 ) -> Result<BackendResult, reqwest::Error> {
+    let (chunks, progress) = (&terms.chunks, &terms.progress);
     let mut response = client.post(chat_url(base)).json(body).send().await?;
     let status = response.status();
     if !status.is_success() {
-        let head = ollama_http::read_head(&mut response, ERROR_BODY_BYTES).await?;
-        let start = error_body_start(&head);
-        // As the original's `${body ? `: ${body.slice(0, 200)}` : ''}`: no colon for no body.
-        let separator = if start.is_empty() { "" } else { ": " };
-        return Ok(Err(failed(format!(
-            "Ollama returned HTTP {}{separator}{start}",
-            status.as_u16()
-        ))));
+        return http_error(response, status).await;
     }
     let streamed = body.stream;
     let mut lines = ChatStream::new(if streamed {
@@ -255,7 +249,11 @@ async fn exchange(
     let mut streaming = false;
     loop {
         // While `send` below waits for the consumer, the body is not read: backpressure.
-        let bytes = response.chunk().await?;
+        let bytes = tokio::select! {
+            bytes = response.chunk() => bytes?,
+            after = progress.stalled() => return Ok(Err(stalled(after, answer))),
+        };
+        progress.touch();
         let read = match &bytes {
             Some(bytes) => lines.push(bytes, &mut events),
             None => lines.finish(&mut events),
@@ -271,7 +269,10 @@ async fn exchange(
                         text.drain(..skipped);
                         streaming = !text.is_empty();
                     }
+                    // The consumer's pace is not Ollama's.
+                    let paused = progress.pause();
                     chunks.send(text).await;
+                    drop(paused);
                 }
                 ChatEvent::Error(error) => {
                     return Ok(Err(failed(format!("Ollama error: {error}"))))
@@ -290,6 +291,21 @@ async fn exchange(
             return Ok(settle(answer));
         }
     }
+}
+
+/// A reply that is not a success: its status and the start of its body.
+async fn http_error(
+    mut response: reqwest::Response,
+    status: reqwest::StatusCode,
+) -> Result<BackendResult, reqwest::Error> {
+    let head = ollama_http::read_head(&mut response, ERROR_BODY_BYTES).await?;
+    let start = error_body_start(&head);
+    // As the original's `${body ? `: ${body.slice(0, 200)}` : ''}`: no colon for no body.
+    let separator = if start.is_empty() { "" } else { ": " };
+    Ok(Err(failed(format!(
+        "Ollama returned HTTP {}{separator}{start}",
+        status.as_u16()
+    ))))
 }
 
 /// Reads what follows the last line for a moment, so that the connection, its response
@@ -370,6 +386,18 @@ async fn transport_failure(
             ),
         ),
     }
+}
+
+/// Marked stalled (`idleTimeoutSeconds`): what it had answered goes with the failure.
+fn stalled(after: Timeout, answer: BoundedText) -> BackendFailure {
+    BackendFailure::reported(
+        BackendFailureKind::Stalled,
+        format!(
+            "Ollama made no progress for {}s (idleTimeoutSeconds)",
+            after.display()
+        ),
+    )
+    .with_partial(Some(answer.finish().text))
 }
 
 fn failed(message: String) -> BackendFailure {
@@ -460,6 +488,7 @@ mod tests {
             schema: None,
             prompt_limit: crate::limits::MAX_PROMPT_BYTES,
             window: None,
+            progress: crate::progress::Progress::unwatched(),
             chunks: crate::stream::ChunkSink::discard(),
             link: crate::backend::CallLink::default(),
         }
@@ -912,6 +941,49 @@ mod tests {
             run(request(&server.url(), 30.0)).await,
             Ok("The sky is blue.".to_string())
         );
+    }
+
+    #[tokio::test]
+    async fn watched_for_stalls_it_streams_and_a_silent_server_stalls_with_the_partial_answer() {
+        let server = TestServer::start(|_| {
+            Reply::Ndjson(vec![
+                piece(0, token_line("The sky")),
+                piece(100, token_line(" is")),
+                // Then nothing for far longer than the idle time-out.
+                piece(20_000, done_line()),
+            ])
+        })
+        .await;
+        let mut req = request(&server.url(), 30.0);
+        let limit = Timeout::from_seconds(0.3).expect("valid");
+        req.terms.progress = crate::progress::Progress::watching(limit);
+        let progress = req.terms.progress.clone();
+        let watchdog = tokio::spawn(async move {
+            progress.idle().await;
+            progress.stall();
+        });
+        let started = Instant::now();
+        let (kind, message, partial) = match run(req).await {
+            Err(BackendFailure::Reported {
+                kind,
+                message,
+                partial,
+                ..
+            }) => (kind, message, partial),
+            other => panic!("expected a stall, got {other:?}"),
+        };
+        assert_eq!(kind, BackendFailureKind::Stalled);
+        assert_eq!(
+            message,
+            "Ollama made no progress for 0.3s (idleTimeoutSeconds)"
+        );
+        assert_eq!(partial.as_deref(), Some("The sky is"));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let _ = watchdog.await;
+        // Its tokens are its progress, so it asked for them streamed.
+        let body: serde_json::Value =
+            serde_json::from_slice(&server.received()[0].body).unwrap_or_default();
+        assert_eq!(body["stream"], true);
     }
 
     #[tokio::test]

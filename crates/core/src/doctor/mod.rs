@@ -7,6 +7,7 @@
 
 pub mod sign_in;
 
+use crate::progress::Progress;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -154,6 +155,7 @@ impl<'a> Checks<'a> {
             timeout: self.until.saturating_duration_since(Instant::now()),
             output_limit: CHECK_OUTPUT,
             remove_on_stop: Vec::new(),
+            progress: Progress::unwatched(),
         };
         run_process(spec, self.cancel).await
     }
@@ -193,7 +195,7 @@ fn last_line(output: &ProcessOutput) -> Option<&str> {
 /// Why a check's process gave no answer.
 pub(crate) fn stopped(command: &str, error: &ProcessError) -> String {
     match error {
-        ProcessError::TimedOut { .. } => format!(
+        ProcessError::TimedOut { .. } | ProcessError::Stalled { .. } => format!(
             "`{command}` did not answer within {}s",
             DOCTOR_TIMEOUT.as_secs()
         ),

@@ -33,9 +33,9 @@ use super::ServerConfig;
 use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
-use crate::errors::{shown, RelayFailure};
+use crate::errors::{shown, RelayError, RelayFailure};
 use crate::fit::Coverage;
-use crate::limits::DEFAULT_BACKEND;
+use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
 use crate::relay::{self, Answered, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
 
@@ -90,6 +90,12 @@ pub struct ToolError {
     /// What a CLI backend said last, at most 2 KiB (the library's `backendOutput`).
     #[serde(rename = "backendOutput", skip_serializing_if = "Option::is_none")]
     pub backend_output: Option<String>,
+    /// Why the backend failed, when known (the library's `reason`: `timeout`, `stalled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the backend had answered when it was stopped (the library's `partialAnswer`).
+    #[serde(rename = "partialAnswer", skip_serializing_if = "Option::is_none")]
+    pub partial_answer: Option<String>,
 }
 
 #[derive(Clone)]
@@ -143,8 +149,12 @@ impl RelayServer {
             self.context_files
                 .check(file, &options.repo_path, &self.config.cwd)
         });
-        // A diff over its limit is fitted unless the agent says `fit: false` (docs/MCP.md).
+        // A diff over its limit is fitted unless the agent says `fit: false`, and a stalled
+        // backend is stopped after the CLI's idle time-out unless the agent sets one (docs/MCP.md).
         options.fit.get_or_insert(true);
+        options
+            .idle_timeout_seconds
+            .get_or_insert(f64::from(DEFAULT_IDLE_TIMEOUT_SECONDS));
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
         let task = extensions.get::<TaskLink>().cloned();
@@ -299,14 +309,18 @@ fn tool_error(failure: &RelayFailure) -> ToolError {
         // Only a JS backend throws, and the server runs none.
         RelayFailure::Thrown(thrown) => ("ERR_BACKEND_FAILED".into(), shown(&thrown.message)),
     };
-    let backend_output = match failure {
-        RelayFailure::Relay(err) => err.shown_backend_output(),
+    let relay_error = match failure {
+        RelayFailure::Relay(err) => Some(err),
         _ => None,
     };
     ToolError {
         code,
         message,
-        backend_output,
+        backend_output: relay_error.and_then(RelayError::shown_backend_output),
+        reason: relay_error.and_then(RelayError::reason).map(String::from),
+        partial_answer: relay_error
+            .and_then(RelayError::partial_answer)
+            .map(String::from),
     }
 }
 

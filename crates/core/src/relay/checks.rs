@@ -22,6 +22,8 @@ pub(crate) struct Target<B> {
     pub backends: B,
     pub repo: String,
     pub timeout: Timeout,
+    /// The idle time-out (`idleTimeoutSeconds`), when the call has one.
+    pub idle: Option<Timeout>,
     pub sandbox: String,
 }
 
@@ -61,6 +63,7 @@ pub(crate) fn call_deadline(
         return Err(RelayError::PromptRequired);
     }
     let timeout = call_timeout(request.timeout_seconds)?;
+    idle_timeout(request.idle_timeout_seconds)?;
     Ok(Deadline::starting_now(timeout, cancel.clone()))
 }
 
@@ -72,6 +75,7 @@ pub(crate) fn check_target<B>(
     pick: impl FnOnce(&Registry, &str) -> Result<B, RelayError>,
 ) -> Result<Target<B>, RelayError> {
     let timeout = call_timeout(request.timeout_seconds)?;
+    let idle = idle_timeout(request.idle_timeout_seconds)?;
     let repo = check_repo(cwd, &request.repo_path)?;
     let sandbox = request
         .sandbox
@@ -83,6 +87,7 @@ pub(crate) fn check_target<B>(
         backends,
         repo,
         timeout,
+        idle,
         sandbox,
     })
 }
@@ -112,6 +117,13 @@ pub(crate) fn check_backend(
 fn call_timeout(timeout_seconds: Option<f64>) -> Result<Timeout, RelayError> {
     Timeout::from_seconds(timeout_seconds.unwrap_or(f64::from(DEFAULT_TIMEOUT_SECONDS)))
         .ok_or(RelayError::InvalidTimeout)
+}
+
+/// Check 2, the idle time-out's part (docs/CONTRACT.md §14).
+fn idle_timeout(idle_timeout_seconds: Option<f64>) -> Result<Option<Timeout>, RelayError> {
+    idle_timeout_seconds
+        .map(|seconds| Timeout::from_seconds(seconds).ok_or(RelayError::InvalidIdleTimeout))
+        .transpose()
 }
 
 /// Check 3: the repository, resolved against the caller's cwd.

@@ -25,6 +25,7 @@ use crate::fit::{
 use crate::git::{self, DiffSource, GitEnv, GitError};
 use crate::limits::{DEFAULT_BACKEND, MAX_PROMPT_BYTES};
 use crate::model_window::ModelWindow;
+use crate::progress::Progress;
 use crate::registry::Registry;
 use crate::schema::Schema;
 use crate::sessions::{self, store::Store, Pending, SessionTurn};
@@ -325,6 +326,9 @@ pub(super) fn terms<B>(
         // The call's own, once its preparation knows it (`envelope_limit`).
         prompt_limit: MAX_PROMPT_BYTES,
         window: None,
+        progress: target
+            .idle
+            .map_or_else(Progress::unwatched, Progress::watching),
     };
     (target.backends, terms)
 }

@@ -77,6 +77,11 @@ pub struct RelayRequest {
     /// backend gets what is left.
     /// @default 600
     pub timeout_seconds: Option<f64>,
+    /// Seconds the backend may go without making progress (no output from a CLI, no chunk from
+    /// Ollama or a JS backend) before it is stopped as stalled, a finite number greater than
+    /// zero: `ERR_BACKEND_TIMEOUT` with `reason: 'stalled'` (docs/CONTRACT.md §14). Off in the
+    /// library; the CLI and the MCP server set 300.
+    pub idle_timeout_seconds: Option<f64>,
     /// The model the backend should use; its own default when absent.
     pub model: Option<String>,
     /// What the backend may change in the repository (a `SandboxMode`).
@@ -174,9 +179,12 @@ impl RelayRequest {
 
     /// Whether preparing this relay waits on nothing: no step that reads a file, runs git or
     /// opens the session store, nor a schema to compile; only checks, inline text and the
-    /// envelope (the steps of prepare.rs `prepare_run`, in its order).
+    /// envelope (the steps of prepare.rs `prepare_run`, in its order). Nor a stall watchdog,
+    /// which keeps its time on the runtime (settle.rs `watched`).
     pub fn waits_on_nothing(&self) -> bool {
-        self.inline_context_is_next() && !self.includes_diff()
+        self.inline_context_is_next()
+            && !self.includes_diff()
+            && self.idle_timeout_seconds.is_none()
     }
 
     /// Whether the inline context is the first step after check 4 that can refuse the relay:

@@ -13,7 +13,9 @@ use super::prepare::{
     envelope, envelope_limit, git_failure, parse_schema, terms, Prepared, RUNNING_GIT_DIFF,
 };
 use super::request::{Operation, RelayRequest};
-use super::settle::{checked, not_aborted, run_backend, settle, streamed, within_stream_limit};
+use super::settle::{
+    checked, not_aborted, run_backend, settle, streamed, watched, within_stream_limit,
+};
 use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
@@ -69,9 +71,10 @@ async fn settled_natively(
         Err(BackendFailure::Thrown(thrown)) if thrown.is_relay_error => {
             Some(Err(RelayFailure::Thrown(thrown)))
         }
-        // The call's time is over: nothing is left for a fallback.
+        // The call's time is over, or the backend stalled: the generic path would wait on it
+        // again.
         timed_out @ Err(BackendFailure::Reported {
-            kind: BackendFailureKind::Timeout,
+            kind: BackendFailureKind::Timeout | BackendFailureKind::Stalled,
             ..
         }) => Some(streamed(settle(name, timed_out, &call.cancel), &call.chunks).await),
         Err(BackendFailure::Reported { message, .. })
@@ -178,15 +181,18 @@ fn may_review_natively(request: &ReviewRequest) -> bool {
     request.terms.schema.is_none()
 }
 
-/// The backend's own review, stopped by `stop`, unless the request needs the generic path.
+/// The backend's own review, stopped by `stop` (and its stall watchdog), unless the request
+/// needs the generic path.
 fn native_review(
     backend: &Arc<dyn Backend>,
     request: &ReviewRequest,
     stop: &CancellationToken,
 ) -> Option<BackendFuture> {
+    let progress = request.terms.progress.clone();
     may_review_natively(request)
         .then(|| backend.clone().review(request, stop.clone()))
         .flatten()
+        .map(|review| watched(backend.name(), progress, stop, review))
 }
 
 /// A review without a native path: the diff against the base, in the envelope; fitted to its

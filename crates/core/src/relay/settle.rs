@@ -3,6 +3,7 @@
 //! checked (a verdict's against its findings too).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -10,6 +11,7 @@ use crate::backend::{Backend, BackendFailure, BackendResult, RunRequest};
 use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
+use crate::progress::Progress;
 use crate::schema::Schema;
 use crate::stream::ChunkSink;
 use crate::verdict;
@@ -18,7 +20,7 @@ use crate::verdict;
 /// the backend's to report (the request carries it): its own timeout error, as before.
 pub(crate) async fn run_backend(
     backend: Arc<dyn Backend>,
-    request: RunRequest,
+    mut request: RunRequest,
     deadline: &Deadline,
 ) -> Result<String, RelayFailure> {
     not_aborted(deadline)?;
@@ -26,9 +28,57 @@ pub(crate) async fn run_backend(
     let name = backend.name().to_string();
     let chunks = request.terms.chunks.clone();
     let stop = cancel.child_token();
-    let run = backend.run(request, stop.clone());
+    // Each run its own clock: relayAll()'s backends share the call's terms.
+    let progress = request.terms.progress.restarted();
+    request.terms.progress = progress.clone();
+    let run = watched(&name, progress, &stop, backend.run(request, stop.clone()));
     let result = within_stream_limit(&chunks, stop, run).await;
     streamed(settle(&name, result, cancel), &chunks).await
+}
+
+/// How long a backend marked stalled has to stop on its own (a CLI, with its last words) before
+/// it is cancelled.
+const STALL_GRACE: Duration = Duration::from_secs(5);
+
+/// `run` under the stall watchdog (docs/CONTRACT.md §14), when its progress is watched: once
+/// nothing touched the progress for the idle time-out, the run is marked stalled and the
+/// backend stops as on a time-out; one that does not within [`STALL_GRACE`] is cancelled. It
+/// then fails `Stalled`, with the backend's own words where it had any.
+pub(super) fn watched(
+    name: &str,
+    progress: Progress,
+    stop: &CancellationToken,
+    mut run: crate::backend::BackendFuture,
+) -> crate::backend::BackendFuture {
+    let Some(limit) = progress.limit() else {
+        return run;
+    };
+    let (name, stop) = (name.to_string(), stop.clone());
+    Box::pin(async move {
+        tokio::select! {
+            result = &mut run => return result,
+            () = progress.idle() => {}
+        }
+        progress.stall();
+        let result = tokio::select! {
+            result = &mut run => result,
+            () = tokio::time::sleep(STALL_GRACE) => {
+                stop.cancel();
+                run.await
+            }
+        };
+        match result {
+            Err(BackendFailure::Cancelled) => Err(BackendFailure::reported(
+                BackendFailureKind::Stalled,
+                format!(
+                    "{name} made no progress for {}s (idleTimeoutSeconds)",
+                    limit.display()
+                ),
+            )),
+            // Its own stall (words included), or what it settled with meanwhile.
+            other => other,
+        }
+    })
 }
 
 /// The backend's `run` (or review), begun with `stop` (a child of the call's token). A stream
@@ -90,12 +140,14 @@ pub fn settle(
             message,
             cause,
             output,
+            partial,
         }) => Err(RelayError::Backend {
             kind,
             backend: name.to_string(),
             message,
-            cause,
+            cause: cause.map(Box::new),
             output,
+            partial: partial.map(String::into_boxed_str),
         }
         .into()),
     }

@@ -629,3 +629,40 @@ async fn with_fit_a_context_that_would_pass_the_envelope_limit_is_cut_with_a_not
     let kept = prompt.rsplit('\n').nth(1).unwrap_or("");
     assert_eq!(kept.len(), "context line ".len() + 80, "{kept}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_backend_that_makes_no_progress_is_stopped_after_the_idle_timeout() {
+    let repo = repo_with_commit("main");
+    // Settles only when cancelled: the watchdog marks it stalled, then cancels it after the grace.
+    let backend = Scripted::new("fake", Err(BackendFailure::Cancelled), None);
+    let request = RelayRequest {
+        idle_timeout_seconds: Some(30.0),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let started = tokio::time::Instant::now();
+    let err = relay_error_of(relay(registry(&backend), request, call(&Arc::default())).await);
+    assert_eq!(err.code(), "ERR_BACKEND_TIMEOUT");
+    assert_eq!(err.reason(), Some("stalled"));
+    assert_eq!(
+        err.to_string(),
+        "fake made no progress for 30s (idleTimeoutSeconds)"
+    );
+    // The idle time-out, then the grace for the backend to stop on its own; not the wall clock.
+    assert_eq!(started.elapsed().as_secs(), 35);
+    assert!(backend.tokens.lock().expect("lock")[0].is_cancelled());
+}
+
+#[tokio::test]
+async fn an_idle_timeout_is_checked_with_the_timeout() {
+    let backend = Scripted::new("fake", Ok("ok".into()), None);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let request = RelayRequest {
+            idle_timeout_seconds: Some(bad),
+            ..options("/")
+        };
+        let err = relay_error_of(relay(registry(&backend), request, call(&Arc::default())).await);
+        assert_eq!(err.code(), "ERR_INVALID_TIMEOUT");
+        assert_eq!(err.to_string(), "Idle timeout must be greater than zero");
+    }
+    assert!(backend.runs().is_empty());
+}

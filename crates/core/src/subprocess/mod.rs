@@ -23,10 +23,11 @@ use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded_text::{read_bounded_until, BoundedText, Measured, ReadStopped};
-use crate::deadline::{Deadline, Stop};
+use crate::deadline::{Deadline, Stop, Timeout};
 use crate::descriptors;
 use crate::env::Env;
 use crate::lines::StdoutLine;
+use crate::progress::Progress;
 use std::borrow::Cow;
 use streams::{read_stdout, read_stream, write_stdin, ConsumerWait};
 
@@ -82,6 +83,9 @@ pub struct ProcessSpec {
     /// Folders the supervisor removes if the run is stopped or the host dies before the
     /// caller could remove them itself.
     pub remove_on_stop: Vec<PathBuf>,
+    /// The run's progress, which its output touches; once the call's stall watchdog marks it
+    /// stalled, the group is killed and the call is `Stalled`.
+    pub progress: Progress,
 }
 
 /// How the child ended and what it printed.
@@ -105,6 +109,10 @@ pub enum ProcessError {
     /// say why it did not finish: a retry, a lost connection).
     #[error("the process timed out")]
     TimedOut { stderr: Measured },
+    /// It wrote nothing for its idle time-out (`after`) and was stopped as on a time-out;
+    /// `stderr` as for [`ProcessError::TimedOut`].
+    #[error("the process made no progress")]
+    Stalled { stderr: Measured, after: Timeout },
     #[error("the process was cancelled")]
     Cancelled,
     #[error("I/O with the process failed: {0}")]
@@ -182,6 +190,7 @@ async fn run(
         timeout,
         output_limit,
         remove_on_stop,
+        progress,
     } = spec;
     // `Duration::MAX` means no limit.
     let until = Instant::now()
@@ -195,6 +204,7 @@ async fn run(
         extra_env: &[],
         stdin,
         supervision: Supervision::Supervised { remove_on_stop },
+        progress,
     };
     let stdout = BoundedText::new(output_limit);
     let done = run_child(launch, stdout, output_limit, lines, until, cancel).await?;
@@ -234,6 +244,9 @@ pub(crate) struct Launch<'a> {
     pub extra_env: &'a [(&'a str, &'a str)],
     pub stdin: StdinSource,
     pub supervision: Supervision,
+    /// Touched by every byte the child writes; stalled, the child is stopped (`Stalled`).
+    /// Unwatched for git.
+    pub progress: Progress,
 }
 
 /// How a child ended and what it printed.
@@ -283,6 +296,7 @@ pub(crate) async fn run_child<S: Sink>(
             stderr: Measured::default(),
         });
     }
+    let progress = launch.progress.clone();
     let (mut command, stdin_bytes) = command_for(launch)?;
     // Its pipes need descriptors: in a burst, it waits for others to free theirs.
     let Some(spawned) = descriptors::when_available(until, cancel, || command.spawn()).await else {
@@ -306,18 +320,21 @@ pub(crate) async fn run_child<S: Sink>(
         // All three at once: a child may fill stdout before it reads stdin, or never read it.
         let io = async {
             tokio::try_join!(
-                read_stdout(stdout_pipe, &mut stdout, lines, &consumer),
-                read_stream(stderr_pipe, &mut stderr),
+                read_stdout(stdout_pipe, &mut stdout, lines, &consumer, &progress),
+                read_stream(stderr_pipe, &mut stderr, &progress),
                 write_stdin(stdin_pipe, stdin_bytes),
             )
             .map(|_| ())
         };
         let timeout = until.saturating_duration_since(Instant::now());
-        supervise(&mut child, io, timeout, cancel, &consumer).await
+        supervise(&mut child, io, (timeout, &progress), cancel, &consumer).await
     };
     let stderr = stderr.finish();
     let status = match status {
         Err(ProcessError::TimedOut { .. }) => return Err(ProcessError::TimedOut { stderr }),
+        Err(ProcessError::Stalled { after, .. }) => {
+            return Err(ProcessError::Stalled { stderr, after })
+        }
         other => other?,
     };
     if let Some(error) = child.spawn_failure(status, &stderr.text) {
@@ -340,6 +357,7 @@ fn command_for(launch: Launch<'_>) -> Result<(os::Command, Option<Vec<u8>>), Pro
         extra_env,
         stdin,
         supervision,
+        progress: _,
     } = launch;
     let (stdin_mode, stdin_bytes) = match stdin {
         StdinSource::Null => (Stdio::null(), None),
@@ -367,7 +385,7 @@ fn command_for(launch: Launch<'_>) -> Result<(os::Command, Option<Vec<u8>>), Pro
 async fn supervise(
     child: &mut os::Running,
     io: impl Future<Output = io::Result<()>>,
-    timeout: Duration,
+    (timeout, progress): (Duration, &Progress),
     cancel: &CancellationToken,
     consumer: &ConsumerWait,
 ) -> Result<ExitStatus, ProcessError> {
@@ -389,12 +407,9 @@ async fn supervise(
                 return Err(ProcessError::Cancelled);
             }
             // Once the backend has exited its status is the answer, whatever the clock says.
-            () = &mut timer, if status.is_none() => {
+            error = must_stop(timer.as_mut(), progress), if status.is_none() => {
                 child.stop().await;
-                // Filled in by `run_child`, which holds stderr's text once `io` is dropped.
-                return Err(ProcessError::TimedOut {
-                    stderr: Measured::default(),
-                });
+                return Err(error);
             }
             exited = child.wait(), if status.is_none() && child.may_wait(io_done) => match exited {
                 Ok(exit) => {
@@ -430,6 +445,20 @@ async fn supervise(
         if let (true, Some(exit)) = (io_done, status) {
             return Ok(exit);
         }
+    }
+}
+
+/// Resolves when the child must stop: past its timeout, or marked stalled by the call's
+/// watchdog (stopped as on a time-out). Its stderr is filled in by `run_child`, which holds
+/// stderr's text once the pipes' future is dropped.
+async fn must_stop(
+    timer: std::pin::Pin<&mut tokio::time::Sleep>,
+    progress: &Progress,
+) -> ProcessError {
+    let stderr = Measured::default();
+    tokio::select! {
+        () = timer => ProcessError::TimedOut { stderr },
+        after = progress.stalled() => ProcessError::Stalled { stderr, after },
     }
 }
 

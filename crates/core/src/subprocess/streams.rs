@@ -1,6 +1,7 @@
 //! Serving a child's three pipes at once: stdin written whole, stdout and stderr read into
 //! their sinks (stdout also line by line), each read bounded.
 
+use crate::progress::Progress;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Mutex;
@@ -35,6 +36,7 @@ impl ReadBuffer {
 pub(super) async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
     stream: Option<R>,
     sink: &mut S,
+    progress: &Progress,
 ) -> io::Result<()> {
     let Some(mut stream) = stream else {
         return Ok(());
@@ -43,7 +45,10 @@ pub(super) async fn read_stream<R: AsyncRead + Unpin, S: Sink>(
     loop {
         match buf.read_from(&mut stream).await {
             Ok(&[]) => return Ok(()),
-            Ok(bytes) => sink.push(bytes),
+            Ok(bytes) => {
+                progress.touch();
+                sink.push(bytes);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
@@ -57,12 +62,13 @@ pub(super) async fn read_stdout<R: AsyncRead + Unpin, S: Sink>(
     text: &mut S,
     lines: Option<LineSender>,
     consumer: &ConsumerWait,
+    progress: &Progress,
 ) -> io::Result<()> {
     let Some(LineSender {
         sender, max_line, ..
     }) = lines
     else {
-        return read_stream(stream, text).await;
+        return read_stream(stream, text, progress).await;
     };
     let Some(mut stream) = stream else {
         return Ok(());
@@ -75,24 +81,27 @@ pub(super) async fn read_stdout<R: AsyncRead + Unpin, S: Sink>(
         match buf.read_from(&mut stream).await {
             Ok(&[]) => break,
             Ok(bytes) => {
+                progress.touch();
                 text.push(bytes);
                 splitter.push(bytes, &mut ready);
-                deliver(&mut sender, &mut ready, consumer).await;
+                deliver(&mut sender, &mut ready, consumer, progress).await;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
     ready.extend(splitter.finish());
-    deliver(&mut sender, &mut ready, consumer).await;
+    deliver(&mut sender, &mut ready, consumer, progress).await;
     Ok(())
 }
 
-/// Sends the lines in `ready`, in order; a consumer that has gone gets no more.
+/// Sends the lines in `ready`, in order; a consumer that has gone gets no more. Waiting for
+/// the consumer is not the child's idleness: the progress clock stops meanwhile.
 async fn deliver(
     sender: &mut Option<mpsc::Sender<StdoutLine>>,
     ready: &mut VecDeque<StdoutLine>,
     consumer: &ConsumerWait,
+    progress: &Progress,
 ) {
     while let Some(line) = ready.pop_front() {
         let Some(open) = sender.as_ref() else {
@@ -100,7 +109,9 @@ async fn deliver(
             return;
         };
         consumer.start();
+        let paused = progress.pause();
         let sent = open.send(line).await;
+        drop(paused);
         consumer.stop();
         if sent.is_err() {
             *sender = None;

@@ -41,6 +41,7 @@ impl Fixture {
             timeout: Duration::from_secs(20),
             output_limit: 8 * MIB,
             remove_on_stop: Vec::new(),
+            progress: crate::progress::Progress::unwatched(),
         }
     }
 
@@ -197,6 +198,84 @@ async fn delivers_300k_of_stdin_whole() {
     let output = ok(run(spec).await);
     assert_eq!(output.code, Some(0));
     assert_eq!(output.stdout.text.as_bytes(), &input[..]);
+}
+
+/// Runs a script that writes `$$ $!` (itself, then a grandchild) to `pid_file`: its result, how
+/// long it took, and whether the grandchild died within a second of the end.
+async fn run_leaving_a_grandchild(
+    spec: ProcessSpec,
+    pid_file: &Path,
+) -> (Result<ProcessOutput, ProcessError>, Duration, bool) {
+    let started = StdInstant::now();
+    let result = run(spec).await;
+    let elapsed = started.elapsed();
+    let pids = read_pids(pid_file).await;
+    let dead = dies_within(pids[1], Duration::from_secs(1)).await;
+    cleanup(&pids);
+    (result, elapsed, dead)
+}
+
+/// A watchdog as the relay's (settle.rs `watched`): marks the run stalled once it went idle.
+fn watchdog(progress: &crate::progress::Progress) {
+    let progress = progress.clone();
+    tokio::spawn(async move {
+        progress.idle().await;
+        progress.stall();
+    });
+}
+
+#[tokio::test]
+async fn a_child_that_falls_silent_is_stalled_with_its_last_words_and_its_tree_killed() {
+    let fx = Fixture::new();
+    // Output every 100 ms for half a second keeps it alive; then silence.
+    let script = "sleep 30 & echo $$ $! > \"$1\"; for i in 1 2 3 4 5; do echo \"tick $i\" >&2; sleep 0.1; done; sleep 30";
+    let (mut spec, pid_file) = fx.spec_with_pid_file(fx.script("silent", script));
+    let limit = crate::deadline::Timeout::from_seconds(0.4).expect("valid");
+    spec.progress = crate::progress::Progress::watching(limit);
+    watchdog(&spec.progress);
+    let (result, elapsed, dead) = run_leaving_a_grandchild(spec, &pid_file).await;
+    match result {
+        Err(ProcessError::Stalled { stderr, after }) => {
+            assert_eq!(stderr.text, "tick 1\ntick 2\ntick 3\ntick 4\ntick 5");
+            assert_eq!(after, limit);
+        }
+        other => panic!("expected a stall, got {other:?}"),
+    }
+    // The ticks kept it from stalling early; silence stopped it long before its 20 s.
+    assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert!(dead, "the grandchild survived the stall");
+}
+
+#[tokio::test]
+async fn waiting_on_a_slow_stdout_consumer_is_not_idleness() {
+    let fx = Fixture::new();
+    let script = "for i in 1 2 3; do echo \"line $i\"; done; sleep 30";
+    let mut spec = fx.spec(fx.script("lines", script));
+    let limit = crate::deadline::Timeout::from_seconds(0.2).expect("valid");
+    spec.progress = crate::progress::Progress::watching(limit);
+    watchdog(&spec.progress);
+    let (lines, mut receiver) = super::stdout_lines(1024);
+    let (started, cancel) = (StdInstant::now(), CancellationToken::new());
+    let run = run_process_streaming(spec, lines, &cancel);
+    let slow_reader = async {
+        let mut read = Vec::new();
+        // A line a second: the reader waits on its consumer for two seconds, ten limits.
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            read.extend(receiver.recv().await.map(|line| line.text));
+        }
+        read
+    };
+    let (result, read) = tokio::join!(run, slow_reader);
+    assert_eq!(read, ["line 1", "line 2", "line 3"]);
+    // Then the child is silent, and stalls.
+    assert!(
+        matches!(result, Err(ProcessError::Stalled { .. })),
+        "{result:?}"
+    );
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_secs(2), "{elapsed:?}");
 }
 
 // On the multi-threaded runtime, as under napi.
@@ -377,19 +456,14 @@ async fn a_grandchild_holding_stdout_does_not_outlive_its_leader() {
     let fx = Fixture::new();
     let script = fx.script("leaver", "sleep 30 & echo $$ $! > \"$1\"; echo done");
     let (spec, pid_file) = fx.spec_with_pid_file(script);
-    let started = StdInstant::now();
-    let result = run(spec).await;
-    let elapsed = started.elapsed();
-    let pids = read_pids(&pid_file).await;
-    let dead = dies_within(pids[1], Duration::from_secs(1)).await;
-    cleanup(&pids);
+    let (result, elapsed, dead) = run_leaving_a_grandchild(spec, &pid_file).await;
     let output = ok(result);
     assert_eq!(
         (output.code, output.stdout.text.as_str()),
         (Some(0), "done")
     );
     assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
-    assert!(dead, "grandchild {} survived", pids[1]);
+    assert!(dead, "the grandchild survived");
 }
 
 /// A script whose `setsid` child (out of reach of any group kill) writes its pid to `$1`

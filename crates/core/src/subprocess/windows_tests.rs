@@ -95,6 +95,7 @@ impl Fixture {
             timeout: Duration::from_secs(20),
             output_limit: 1 << 20,
             remove_on_stop: Vec::new(),
+            progress: crate::progress::Progress::unwatched(),
         }
     }
 }
