@@ -333,8 +333,10 @@ export interface NativeFailure {
   backendOutput?: string
   /** The answer that did not match its schema (`ERR_SCHEMA`), whole. */
   answer?: string
-  /** Why the backend failed (docs/ERRORS.md, `reason`), when known. */
+  /** Why the backend failed (docs/ERRORS.md, `reason`), for a failure a backend reported. */
   reason?: string
+  /** Seconds the backend said to wait before asking again, when it said. */
+  retryAfterSeconds?: number
   /** What the backend had answered when the relay stopped it (a time-out, a stall). */
   partialAnswer?: string
   /**

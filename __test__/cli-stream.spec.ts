@@ -114,7 +114,7 @@ describe('streaming by default', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'Hello, world', backend: 'drip', coverage: null })
     expect(result.firstAt).toBeGreaterThanOrEqual(doneAt())
     const failed = await run(['-p', 'hi', '--to', 'drip', '--json'], { chunks: ['half'], fail: 'gone' })
-    expect(failed).toMatchObject({ code: 1, stderr: '', stdout: `${JSON.stringify({ ok: false, backend: 'drip', error: { code: 'ERR_BACKEND_FAILED', message: 'gone' } })}\n` })
+    expect(failed).toMatchObject({ code: 1, stderr: '', stdout: `${JSON.stringify({ ok: false, backend: 'drip', error: { code: 'ERR_BACKEND_FAILED', message: 'gone', reason: 'crashed' } })}\n` })
   })
 
   it('a reader that does not keep up holds the backend back: the answer is not buffered whole', async () => {

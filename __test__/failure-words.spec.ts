@@ -106,7 +106,7 @@ describe('a CLI that is not signed in says what to do', () => {
     expect(error.backendOutput).toBe('Not logged in · Please run /login')
     // The CLI's --json carries it too.
     const cli = await runCli(['--prompt', 'p', '--to', 'claude', '--repo', repo.path, '--json'])
-    expect(JSON.parse(cli.stdout)).toEqual({ ok: false, backend: 'claude', error: { code: 'ERR_BACKEND_FAILED', message: error.message, backendOutput: error.backendOutput } })
+    expect(JSON.parse(cli.stdout)).toEqual({ ok: false, backend: 'claude', error: { code: 'ERR_BACKEND_FAILED', message: error.message, backendOutput: error.backendOutput, reason: 'auth' } })
   }, 90_000)
 })
 

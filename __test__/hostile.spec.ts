@@ -694,7 +694,8 @@ describe('JS backends that misbehave', () => {
 describe('the CLI, for a representative subset', () => {
   const cli = (args: string[], options: { cwd?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
     runCli(args, { env: { ...process.env, ...options.env }, cwd: options.cwd, input: options.input })
-  const failed = (code: string, message: string): CliResult => ({ code: 1, signal: null, stdout: '', stderr: `Error [${code}]: ${message}\n` })
+  /** What the CLI prints for a failure; a backend's names it after the code. */
+  const failed = (code: string, message: string, backend?: string): CliResult => ({ code: 1, signal: null, stdout: '', stderr: `Error [${code}]${backend === undefined ? '' : ` (${backend})`}: ${message}\n` })
 
   it.each([['0'], ['=-0'], ['1e999'], ['=-5']])('--timeout%s is ERR_INVALID_TIMEOUT', async (value) => {
     const args = value.startsWith('=') ? [`--timeout${value}`] : ['--timeout', value]
@@ -781,7 +782,7 @@ describe('the CLI, for a representative subset', () => {
     fake.mode('hang-with-grandchild')
     rmSync(join(fake.log, 'grandchild'), { force: true })
     const result = await cli(['--prompt', 'p', '--repo', repo.path, '--timeout', '1'])
-    expect(result).toEqual(failed('ERR_BACKEND_TIMEOUT', 'codex exec timed out after 1s'))
+    expect(result).toEqual(failed('ERR_BACKEND_TIMEOUT', 'codex exec timed out after 1s', 'codex'))
     const grandchild = Number(fake.read('grandchild'))
     await vi.waitFor(() => expect(isAlive(grandchild)).toBe(false), { timeout: 3_000 })
     expect(readdirSync(RELAY_TMP)).toEqual([])

@@ -4,7 +4,7 @@
 import { once } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { _resetRegistry, relay, relayStream, reviewRelay } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
 import { TempRepo } from './support/git-repo.js'
 import { closedHost, startOllamaStub, type OllamaStub } from './support/ollama-stub.js'
 
@@ -160,6 +160,20 @@ describe('ollama', () => {
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({ code, message, backend: 'ollama' })
   })
 
+  it.each<[string, number, string, string, number | undefined]>([
+    ['a missing key', 401, '{"error":"unauthorized"}', 'auth', undefined],
+    ['a refused key', 403, '{"error":"forbidden"}', 'auth', undefined],
+    ['an unknown model', 404, `{"error":"model 'nope' not found"}`, 'model-not-found', undefined],
+    ['a rate limit that says when to come back', 429, '{"error":"rate limit exceeded, retry after 7s"}', 'rate-limit', 7],
+    ['a spent quota', 429, '{"error":"you have reached your usage limit"}', 'quota', undefined],
+    ['a server error', 500, '{"error":"boom"}', 'crashed', undefined],
+  ])('says why for %s: its reason from the status and the body', async (_, status, body, reason, retryAfterSeconds) => {
+    handler = (__, res) => res.writeHead(status, { 'content-type': 'application/json' }).end(body)
+    const error = (await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'nope' }).catch((e: unknown) => e)) as RelayError
+    expect(error).toMatchObject({ code: 'ERR_BACKEND_FAILED', backend: 'ollama', reason, message: `Ollama returned HTTP ${status}: ${body}` })
+    expect(error.retryAfterSeconds).toBe(retryAfterSeconds)
+  })
+
   it('refuses a streamed line over 1 MiB, which a relay nobody streams reads whole', async () => {
     handler = (_, res) => ndjson(res).end(line('x'.repeat(1024 * 1024)) + doneLine())
     const chunks: string[] = []
@@ -176,6 +190,7 @@ describe('ollama', () => {
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', timeoutSeconds: 0.5 })).rejects.toMatchObject({
       code: 'ERR_BACKEND_TIMEOUT',
       message: 'Ollama timed out after 0.5s',
+      reason: 'timeout',
     })
   })
 
@@ -185,6 +200,7 @@ describe('ollama', () => {
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama' })).rejects.toMatchObject({
       code: 'ERR_BACKEND_UNAVAILABLE',
       message: `Ollama server not reachable at http://${host}. Is Ollama running? Install: https://ollama.com/download`,
+      reason: 'network',
     })
   })
 

@@ -7,6 +7,7 @@ use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
 use relay_core::errors::{ErrorCode, RelayError, RelayFailure};
+use relay_core::failure_reason::{reason_of_error, retry_after_of_error};
 
 /// Defines the napi `RelayErrorCode` (binding.d.ts's union of the codes) from the core's one list.
 macro_rules! define_relay_error_code {
@@ -50,8 +51,10 @@ pub struct NativeFailure {
     pub backend_output: Option<String>,
     /// The answer that did not match its schema (`ERR_SCHEMA`), whole.
     pub answer: Option<String>,
-    /// Why the backend failed (docs/ERRORS.md, `reason`), when known.
+    /// Why the backend failed (docs/ERRORS.md, `reason`), for a failure a backend reported.
     pub reason: Option<String>,
+    /// Seconds the backend said to wait before asking again, when it said.
+    pub retry_after_seconds: Option<f64>,
     /// What the backend had answered when the relay stopped it (a time-out, a stall).
     pub partial_answer: Option<String>,
     /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
@@ -71,6 +74,7 @@ impl From<&RelayFailure> for NativeFailure {
                 backend_output: None,
                 answer: None,
                 reason: None,
+                retry_after_seconds: None,
                 partial_answer: None,
                 handle: Some(thrown.handle),
             },
@@ -82,6 +86,7 @@ impl From<&RelayFailure> for NativeFailure {
                 backend_output: None,
                 answer: None,
                 reason: None,
+                retry_after_seconds: None,
                 partial_answer: None,
                 handle: None,
             },
@@ -102,7 +107,8 @@ impl From<&RelayError> for NativeFailure {
             backend: err.backend().map(String::from),
             backend_output: err.shown_backend_output(),
             answer: err.answer().map(String::from),
-            reason: err.reason().map(String::from),
+            reason: reason_of_error(err).map(|reason| reason.as_str().to_string()),
+            retry_after_seconds: retry_after_of_error(err),
             partial_answer: err.partial_answer().map(String::from),
             handle,
         }

@@ -294,14 +294,15 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
 }
 
 /** `{ code, message }` of any failure. */
-function codedError(error: unknown): { code: string; message: string; backendOutput?: string; reason?: string; partialAnswer?: string } {
-  const { code, message, backendOutput, reason, partialAnswer } = error as { code?: unknown; message?: unknown; backendOutput?: unknown; reason?: unknown; partialAnswer?: unknown }
+function codedError(error: unknown): { code: string; message: string; backendOutput?: string; reason?: string; retryAfterSeconds?: number; partialAnswer?: string } {
+  const { code, message, backendOutput, reason, retryAfterSeconds, partialAnswer } = error as { code?: unknown; message?: unknown; backendOutput?: unknown; reason?: unknown; retryAfterSeconds?: unknown; partialAnswer?: unknown }
   return {
     code: typeof code === 'string' ? code : 'ERR_UNEXPECTED',
     message: typeof message === 'string' ? message : String(error),
     // What a CLI backend said last, why it failed, what it had answered (docs/ERRORS.md), for scripts reading --json.
     ...(typeof backendOutput === 'string' ? { backendOutput } : {}),
     ...(typeof reason === 'string' ? { reason } : {}),
+    ...(typeof retryAfterSeconds === 'number' ? { retryAfterSeconds } : {}),
     ...(typeof partialAnswer === 'string' ? { partialAnswer } : {}),
   }
 }

@@ -266,7 +266,8 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
       const reason = failure.reason === undefined || failure.reason === null ? {} : { reason: failure.reason as RelayErrorReason }
       const partial = failure.partialAnswer === undefined || failure.partialAnswer === null ? {} : { partialAnswer: failure.partialAnswer }
-      return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...partial })
+      const retry = failure.retryAfterSeconds === undefined || failure.retryAfterSeconds === null ? {} : { retryAfterSeconds: failure.retryAfterSeconds }
+      return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...retry, ...partial })
     }
     default:
       return new AbortError(undefined, { cause: record?.signal?.reason })

@@ -17,15 +17,17 @@ export interface RelayErrorOptions {
   answer?: string
   /** Why the backend failed (see `RelayError.reason`). */
   reason?: RelayErrorReason
+  /** Seconds the backend said to wait before asking again (see `RelayError.retryAfterSeconds`). */
+  retryAfterSeconds?: number
   /** What the backend had answered when it was stopped (see `RelayError.partialAnswer`). */
   partialAnswer?: string
 }
 
 /**
- * Why a backend failed, when the relay can tell (docs/ERRORS.md, "Why: `reason`"): `timeout`,
- * the call's time ran out; `stalled`, the backend made no progress for `idleTimeoutSeconds`.
+ * Why a backend failed (docs/ERRORS.md, "Why: `reason`"): read from the kind of failure and the
+ * backend's own words (a CLI's error events or stderr, Ollama's HTTP status).
  */
-export type RelayErrorReason = 'timeout' | 'stalled'
+export type RelayErrorReason = 'auth' | 'quota' | 'rate-limit' | 'network' | 'model-not-found' | 'stalled' | 'timeout' | 'not-installed' | 'output' | 'crashed'
 
 /** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
 export class RelayError extends Error {
@@ -43,8 +45,10 @@ export class RelayError extends Error {
    * asked for): the backend's whole answer, to read, repair or ask again with. Absent otherwise.
    */
   readonly answer?: string
-  /** Why the backend failed, when the relay can tell (docs/ERRORS.md, "Why: `reason`"). */
+  /** Why the backend failed, for every failure a backend reported (docs/ERRORS.md, "Why: `reason`"). */
   readonly reason?: RelayErrorReason
+  /** Seconds the backend (a CLI's words, a server's `Retry-After`) said to wait before asking again, when it said. */
+  readonly retryAfterSeconds?: number
   /**
    * What the backend had answered when the relay stopped it (its time ran out, or it stalled),
    * when it had begun. Absent otherwise.
@@ -58,6 +62,7 @@ export class RelayError extends Error {
     if (options.backendOutput !== undefined) this.backendOutput = options.backendOutput
     if (options.answer !== undefined) this.answer = options.answer
     if (options.reason !== undefined) this.reason = options.reason
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds
     if (options.partialAnswer !== undefined) this.partialAnswer = options.partialAnswer
   }
 }

@@ -146,16 +146,6 @@ impl BackendFailureKind {
             BackendFailureKind::OutputTooLarge => ErrorCode::TooLarge,
         }
     }
-
-    /// Why the backend failed, from the list of docs/ERRORS.md ("Why: `reason`"), when the kind
-    /// alone says it.
-    pub fn reason(self) -> Option<&'static str> {
-        match self {
-            BackendFailureKind::Timeout => Some("timeout"),
-            BackendFailureKind::Stalled => Some("stalled"),
-            _ => None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -282,10 +272,19 @@ impl RelayError {
         }
     }
 
-    /// Why a backend failed (docs/ERRORS.md, `reason`), when known.
-    pub fn reason(&self) -> Option<&'static str> {
+    /// A failure a backend reported: its kind, and its message and last words (what
+    /// `failure_reason` reads why from).
+    pub fn backend_failure(&self) -> Option<(BackendFailureKind, String)> {
         match self {
-            RelayError::Backend { kind, .. } => kind.reason(),
+            RelayError::Backend {
+                kind,
+                message,
+                output,
+                ..
+            } => Some((
+                *kind,
+                format!("{message}\n{}", output.as_deref().unwrap_or("")),
+            )),
             _ => None,
         }
     }

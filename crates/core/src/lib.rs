@@ -17,6 +17,7 @@ pub mod dry_run;
 pub mod env;
 pub mod envelope;
 pub mod errors;
+pub mod failure_reason;
 pub mod fit;
 pub mod git;
 pub mod limits;

@@ -34,6 +34,7 @@ use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
 use crate::errors::{shown, RelayError, RelayFailure};
+use crate::failure_reason;
 use crate::fit::Coverage;
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
 use crate::relay::{self, Answered, CallContext, Operation, RelayRequest};
@@ -90,9 +91,13 @@ pub struct ToolError {
     /// What a CLI backend said last, at most 2 KiB (the library's `backendOutput`).
     #[serde(rename = "backendOutput", skip_serializing_if = "Option::is_none")]
     pub backend_output: Option<String>,
-    /// Why the backend failed, when known (the library's `reason`: `timeout`, `stalled`).
+    /// Why the backend failed (the library's `reason`: `auth`, `quota`, `rate-limit`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Seconds the backend said to wait before asking again (the library's
+    /// `retryAfterSeconds`).
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<f64>,
     /// What the backend had answered when it was stopped (the library's `partialAnswer`).
     #[serde(rename = "partialAnswer", skip_serializing_if = "Option::is_none")]
     pub partial_answer: Option<String>,
@@ -317,7 +322,10 @@ fn tool_error(failure: &RelayFailure) -> ToolError {
         code,
         message,
         backend_output: relay_error.and_then(RelayError::shown_backend_output),
-        reason: relay_error.and_then(RelayError::reason).map(String::from),
+        reason: relay_error
+            .and_then(failure_reason::reason_of_error)
+            .map(|reason| reason.as_str().to_string()),
+        retry_after_seconds: relay_error.and_then(failure_reason::retry_after_of_error),
         partial_answer: relay_error
             .and_then(RelayError::partial_answer)
             .map(String::from),

@@ -642,7 +642,10 @@ async fn a_backend_that_makes_no_progress_is_stopped_after_the_idle_timeout() {
     let started = tokio::time::Instant::now();
     let err = relay_error_of(relay(registry(&backend), request, call(&Arc::default())).await);
     assert_eq!(err.code(), "ERR_BACKEND_TIMEOUT");
-    assert_eq!(err.reason(), Some("stalled"));
+    assert_eq!(
+        crate::failure_reason::reason_of_error(&err).map(|reason| reason.as_str()),
+        Some("stalled")
+    );
     assert_eq!(
         err.to_string(),
         "fake made no progress for 30s (idleTimeoutSeconds)"

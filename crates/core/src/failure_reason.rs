@@ -1,0 +1,308 @@
+//! Why a backend failed (docs/ERRORS.md, "Why: `reason`"), from the kind of failure and, for one
+//! the backend reported, its own words: a CLI's error events or stderr, Ollama's HTTP status and
+//! body, a JavaScript backend's `BackendError`. One list, the contract's; the words each real CLI
+//! says for each are in docs/ERRORS.md's table.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::backends::last_words::ask_to_sign_in;
+use crate::errors::{BackendFailureKind, RelayError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// No credentials, or the server refused them (401, 403, "Not logged in").
+    Auth,
+    /// The account's quota or plan is used up ("insufficient_quota", "usage limit").
+    Quota,
+    /// Too many requests for now, or the service is overloaded (429, 529).
+    RateLimit,
+    /// The server could not be reached, or the connection broke.
+    Network,
+    /// The model named is not one the server has (404).
+    ModelNotFound,
+    /// No progress for the idle time-out.
+    Stalled,
+    /// The call's time ran out.
+    Timeout,
+    /// The backend is not installed, or cannot be started.
+    NotInstalled,
+    /// It answered nothing, or more than the limit.
+    Output,
+    /// It failed for another reason (an exit status, an error of its own).
+    Crashed,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Auth => "auth",
+            Reason::Quota => "quota",
+            Reason::RateLimit => "rate-limit",
+            Reason::Network => "network",
+            Reason::ModelNotFound => "model-not-found",
+            Reason::Stalled => "stalled",
+            Reason::Timeout => "timeout",
+            Reason::NotInstalled => "not-installed",
+            Reason::Output => "output",
+            Reason::Crashed => "crashed",
+        }
+    }
+
+    /// Whether it means "this friend cannot answer now", where asking another makes sense.
+    pub fn is_unavailable_now(self) -> bool {
+        matches!(
+            self,
+            Reason::Auth
+                | Reason::Quota
+                | Reason::RateLimit
+                | Reason::Network
+                | Reason::Stalled
+                | Reason::NotInstalled
+        )
+    }
+}
+
+/// Why `err` happened, for a failure a backend reported.
+pub fn reason_of_error(err: &RelayError) -> Option<Reason> {
+    let (kind, words) = err.backend_failure()?;
+    Some(reason_of(kind, &words))
+}
+
+/// Seconds `err`'s backend said to wait before asking again, when it said.
+pub fn retry_after_of_error(err: &RelayError) -> Option<f64> {
+    retry_after_seconds(&err.backend_failure()?.1)
+}
+
+/// At most this much of the words is read, from each end: what decides is near the start (a
+/// status) or the end (the last error).
+const READ_BYTES: usize = 8 * 1024;
+
+/// Why a failure of `kind` happened, its backend having said `words`.
+pub fn reason_of(kind: BackendFailureKind, words: &str) -> Reason {
+    match kind {
+        BackendFailureKind::Timeout => Reason::Timeout,
+        BackendFailureKind::Stalled => Reason::Stalled,
+        BackendFailureKind::NoOutput | BackendFailureKind::OutputTooLarge => Reason::Output,
+        BackendFailureKind::Unavailable => match said(words, NETWORK) {
+            // Ollama's server not reachable.
+            true => Reason::Network,
+            false => Reason::NotInstalled,
+        },
+        BackendFailureKind::Failed => reason_of_words(&bounded(words)),
+    }
+}
+
+/// Seconds the backend's words say to wait before asking again, when they say.
+pub fn retry_after_seconds(words: &str) -> Option<f64> {
+    static RETRY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?i)(?:retry[-_ ]?after|retry in|retrying in|try again in|retryDelay)["':= ]{0,4}(\d{1,6}(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?\b"#,
+        )
+        .ok()
+    });
+    let words = bounded(words);
+    let captures = RETRY.as_ref()?.captures(&words)?;
+    let value: f64 = captures.get(1)?.as_str().parse().ok()?;
+    let unit = captures
+        .get(2)
+        .map_or(String::new(), |unit| unit.as_str().to_ascii_lowercase());
+    Some(if unit.starts_with("ms") || unit.starts_with("mil") {
+        value / 1000.0
+    } else if unit.starts_with('m') {
+        value * 60.0
+    } else {
+        value
+    })
+}
+
+/// The start and the end of `words`, each at most [`READ_BYTES`].
+fn bounded(words: &str) -> String {
+    if words.len() <= 2 * READ_BYTES {
+        return words.to_string();
+    }
+    let mut head = READ_BYTES;
+    while !words.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = words.len() - READ_BYTES;
+    while !words.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n{}", &words[..head], &words[tail..])
+}
+
+const QUOTA: &[&str] = &[
+    "insufficient_quota",
+    "exceeded your current quota",
+    "quota exceeded",
+    "exceeded quota",
+    "usage limit",
+    "credit balance is too low",
+    "billing",
+];
+
+const RATE_LIMIT: &[&str] = &[
+    "429",
+    "rate limit",
+    "rate_limit",
+    "ratelimit",
+    "too many requests",
+    "resource_exhausted",
+    "overloaded",
+    "529",
+];
+
+const MODEL_NOT_FOUND: &[&str] = &[
+    "model not found",
+    "model_not_found",
+    "not_found_error",
+    "no such model",
+    "does not exist or you do not have access",
+    "unknown model",
+    "is not found for api version",
+];
+
+const AUTH: &[&str] = &[
+    "401",
+    "403",
+    "unauthorized",
+    "unauthenticated",
+    "authentication",
+    "permission denied",
+    "permission_denied",
+    "forbidden",
+    "api key not valid",
+    "invalid x-api-key",
+];
+
+const NETWORK: &[&str] = &[
+    "not reachable",
+    "connection refused",
+    "econnrefused",
+    "econnreset",
+    "connection reset",
+    "enotfound",
+    "fetch failed",
+    "socket hang up",
+    "stream disconnected",
+    "error sending request",
+    "connection error",
+    "network error",
+    "dns error",
+    "timed out connecting",
+];
+
+/// Whether the lowercased `words` hold any of `texts` (all lowercase).
+fn said(words: &str, texts: &[&str]) -> bool {
+    let words = words.to_ascii_lowercase();
+    texts.iter().any(|text| words.contains(text))
+}
+
+/// A model the server does not have: its own words, or "model" beside a 404 or "not found"
+/// (Ollama: `model 'x' not found`).
+fn model_not_found(words: &str) -> bool {
+    let lower = words.to_ascii_lowercase();
+    said(&lower, MODEL_NOT_FOUND)
+        || (lower.contains("model") && (lower.contains("not found") || lower.contains("404")))
+}
+
+fn reason_of_words(words: &str) -> Reason {
+    // Most specific first: a 429 that says quota is a quota, a 404 that names the model is one.
+    if said(words, QUOTA) {
+        Reason::Quota
+    } else if model_not_found(words) {
+        Reason::ModelNotFound
+    } else if ask_to_sign_in(words) || said(words, AUTH) {
+        Reason::Auth
+    } else if said(words, RATE_LIMIT) {
+        Reason::RateLimit
+    } else if said(words, NETWORK) {
+        Reason::Network
+    } else {
+        Reason::Crashed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(words: &str) -> &'static str {
+        reason_of(BackendFailureKind::Failed, words).as_str()
+    }
+
+    #[test]
+    fn the_kind_decides_when_it_can() {
+        assert_eq!(
+            reason_of(BackendFailureKind::Timeout, "429").as_str(),
+            "timeout"
+        );
+        assert_eq!(
+            reason_of(BackendFailureKind::Stalled, "").as_str(),
+            "stalled"
+        );
+        assert_eq!(
+            reason_of(BackendFailureKind::NoOutput, "").as_str(),
+            "output"
+        );
+        assert_eq!(
+            reason_of(BackendFailureKind::OutputTooLarge, "").as_str(),
+            "output"
+        );
+        assert_eq!(
+            reason_of(
+                BackendFailureKind::Unavailable,
+                "codex CLI not found in PATH"
+            )
+            .as_str(),
+            "not-installed"
+        );
+        assert_eq!(
+            reason_of(
+                BackendFailureKind::Unavailable,
+                "Ollama server not reachable at http://127.0.0.1:9. Is Ollama running?"
+            )
+            .as_str(),
+            "network"
+        );
+    }
+
+    #[test]
+    fn words_say_why_most_specific_first() {
+        assert_eq!(failed("Ollama returned HTTP 401: unauthorized"), "auth");
+        assert_eq!(failed("Not logged in · Please run /login"), "auth");
+        assert_eq!(
+            failed(
+                r#"429 {"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#
+            ),
+            "quota"
+        );
+        assert_eq!(
+            failed("You've hit your usage limit. Try again at 5pm."),
+            "quota"
+        );
+        assert_eq!(
+            failed(r#"{"status":"RESOURCE_EXHAUSTED","code":429}"#),
+            "rate-limit"
+        );
+        assert_eq!(
+            failed("Ollama returned HTTP 404: {\"error\":\"model 'x' not found\"}"),
+            "model-not-found"
+        );
+        assert_eq!(failed("model not found"), "model-not-found");
+        assert_eq!(failed("stream disconnected before completion"), "network");
+        assert_eq!(failed("codex exec exited with code 3"), "crashed");
+    }
+
+    #[test]
+    fn reads_when_to_come_back() {
+        assert_eq!(retry_after_seconds("retry-after: 7"), Some(7.0));
+        assert_eq!(retry_after_seconds("Please retry in 12.5s."), Some(12.5));
+        assert_eq!(retry_after_seconds(r#""retryDelay": "30s""#), Some(30.0));
+        assert_eq!(retry_after_seconds("try again in 2 minutes"), Some(120.0));
+        assert_eq!(retry_after_seconds("retry after 1500ms"), Some(1.5));
+        assert_eq!(retry_after_seconds("rate limit exceeded"), None);
+    }
+}
