@@ -170,6 +170,8 @@ export interface CallStep {
   backend?: string
   /** How a fitted diff was fitted, file by file (an answer with `fit`). */
   coverage?: Array<NativeCoverage>
+  /** The backends asked before the one that answered (an answer with `fallback`). */
+  attempts?: Array<NativeAttempt>
 }
 
 /** Synchronous: looks the CLIs up on this process's PATH. */
@@ -241,6 +243,14 @@ export declare const MAX_OUTPUT_BYTES: number
 export declare const MAX_PROMPT_BYTES: number
 
 export declare const MAX_RELAY_DEPTH: number
+
+/** A backend that could not answer now, before the next was asked (`fallback`). */
+export interface NativeAttempt {
+  backend: string
+  reason: string
+  code: string
+  message: string
+}
 
 /** How one backend of a `relayAll()` call settled: `answer` or `failure`. */
 export interface NativeBackendOutcome {
@@ -465,6 +475,14 @@ export interface RelayRequest {
    * an object's text): the answer is then its JSON text. Not together with `verdict`.
    */
   schema?: string
+  /**
+   * Backends to ask next, in order, when the backend fails for a reason that means it cannot
+   * answer now (`auth`, `quota`, `rate-limit`, `network`, `stalled`, `not-installed`:
+   * docs/ERRORS.md): the same envelope, sandbox and deadline; never after an answer, a schema
+   * mismatch or an abort (docs/CONTRACT.md §8a). Each is checked with the backend (check 4).
+   * Not with a session.
+   */
+  fallback?: Array<string>
   /**
    * A label of yours for a conversation with this backend in this repository
    * (docs/CONTRACT.md §12): the first call starts it, later calls continue it (the backend's

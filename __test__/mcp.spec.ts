@@ -32,7 +32,7 @@ describe('phone-a-friend mcp', () => {
     const relay = tools.find((tool) => tool.name === 'relay')!
     expect(relay.inputSchema).toMatchObject({ type: 'object', required: ['prompt'], additionalProperties: false })
     expect(Object.keys(relay.inputSchema.properties ?? {}).sort()).toEqual(
-      ['backend', 'backendSession', 'contextFile', 'contextText', 'fit', 'idleTimeoutSeconds', 'includeDiff', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
+      ['backend', 'backendSession', 'contextFile', 'contextText', 'fallback', 'fit', 'idleTimeoutSeconds', 'includeDiff', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'session', 'timeoutSeconds'],
     )
     expect(relay.inputSchema.properties?.sandbox).toMatchObject({ enum: ['read-only', 'workspace-write', 'danger-full-access', null] })
     expect(relay.outputSchema?.properties).toHaveProperty('answer')

@@ -67,6 +67,17 @@ pub struct CallStep {
     pub backend: Option<String>,
     /// How a fitted diff was fitted, file by file (an answer with `fit`).
     pub coverage: Option<Vec<NativeCoverage>>,
+    /// The backends asked before the one that answered (an answer with `fallback`).
+    pub attempts: Option<Vec<NativeAttempt>>,
+}
+
+/// A backend that could not answer now, before the next was asked (`fallback`).
+#[napi(object, object_from_js = false)]
+pub struct NativeAttempt {
+    pub backend: String,
+    pub reason: String,
+    pub code: String,
+    pub message: String,
 }
 
 impl CallStep {
@@ -81,6 +92,7 @@ impl CallStep {
             failure: None,
             backend: None,
             coverage: None,
+            attempts: None,
         }
     }
 
@@ -98,6 +110,18 @@ impl CallStep {
                 coverage: answered
                     .coverage
                     .map(|files| files.into_iter().map(NativeCoverage::from).collect()),
+                attempts: Some(
+                    answered
+                        .attempts
+                        .into_iter()
+                        .map(|attempt| NativeAttempt {
+                            backend: attempt.backend,
+                            reason: attempt.reason.to_string(),
+                            code: attempt.code.to_string(),
+                            message: attempt.message,
+                        })
+                        .collect(),
+                ),
                 ..CallStep::of(StepKind::Answer, answered.answer)
             },
             Ok(Ending::DryRun(dry_run)) => CallStep {

@@ -27,6 +27,7 @@ const OPTIONS = {
   fit: { type: 'boolean' },
   'no-fit': { type: 'boolean' },
   'max-prompt-bytes': { type: 'string' },
+  fallback: { type: 'string' },
   timeout: { type: 'string' },
   'idle-timeout': { type: 'string' },
   model: { type: 'string', short: 'm' },
@@ -252,6 +253,7 @@ function refuseIgnoredFlags(flags: Flags, review: boolean): void {
   if (flags['backend-session'] !== undefined && flags.session === undefined) throw new UsageError('--backend-session needs --session: the label to keep it under')
   if (review && flags.session !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --session')
   if (flags.fit && flags['no-fit']) throw new UsageError('--fit and --no-fit: give one')
+  if (review && flags.fallback !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --fallback')
 }
 
 async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request> {
@@ -265,6 +267,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
   const schema = await schemaOf(flags)
   const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
   const backends = severalBackends(backend, review)
+  if (backends !== undefined && flags.fallback !== undefined) throw new UsageError('several --to backends take no --fallback: each of them is asked already')
   const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt
   const options: RelayOptions & ReviewRelayOptions = {
     prompt: prompt as string,
@@ -276,6 +279,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
     // On unless --no-fit: a diff over its limit is fitted, and the friend told what it did not see.
     fit: !flags['no-fit'],
     maxPromptBytes: promptBytes,
+    fallback: flags.fallback === undefined ? undefined : flags.fallback.split(',').map((name) => name.trim()).filter((name) => name !== ''),
     timeoutSeconds: timeout,
     idleTimeoutSeconds: idle,
     model: flags.model,
@@ -484,9 +488,9 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     // JSON answers (--schema, --verdict) are all or nothing: never streamed.
     if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
       const details = request.review ? await library.reviewRelayDetailed(request.options) : await library.relayDetailed(request.options)
-      const { answer, backend: answered, coverage, durationMs } = details
+      const { answer, backend: answered, coverage, attempts, durationMs } = details
       stopSpinner()
-      process.stdout.write(flags.json ? `${printableJson({ ok: true, answer, output: answer, backend: answered, coverage, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, answer, output: answer, backend: answered, coverage, attempts, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
       return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0
     }
     // The spinner shares the terminal with stdout: it goes before the first byte of the answer.

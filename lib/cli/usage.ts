@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--timeout <s>] [--idle-timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--fallback <backends>] [--timeout <s>] [--idle-timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -19,6 +19,8 @@ const RELAY_OPTIONS = `Relay options:
       --max-prompt-bytes <n>
                            The envelope's budget, below its 500,000-byte limit: the context and
                            diff are fitted to it (with --no-fit, a larger envelope is refused)
+      --fallback <b,c>     Ask these next, in order, when the backend cannot answer now (auth,
+                           quota, rate limit, network, stalled, not installed)
       --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
       --idle-timeout <s>   Stop a backend that makes no progress (no output) for this long:
@@ -49,7 +51,8 @@ const RELAY_OPTIONS = `Relay options:
       --raw                Print the answer's bytes as they are on a terminal too (by default a
                            terminal gets escape sequences and other control characters of the
                            answer written as \\u{1b}; a pipe or a file always gets the bytes)
-      --json               Print { ok, output } or { ok, error: { code, message } } on stdout
+      --json               Print { ok, answer, backend, coverage, attempts, … } or
+                           { ok, backend?, error: { code, message, reason, … } } on stdout
                            (usage errors too, as code ERR_USAGE); never streams`
 
 const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>"

@@ -8,7 +8,7 @@ import type { RelayOptions } from './options.js'
 import { invalidArgType } from './errors.js'
 
 /** The relay options a provider, a model or one call may set (`relay()`'s own types). */
-export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeDiff', 'fit', 'maxPromptBytes', 'timeoutSeconds', 'idleTimeoutSeconds', 'model', 'sandbox', 'session', 'backendSession'] as const
+export const SETTING_KEYS = ['repoPath', 'contextFile', 'contextText', 'includeDiff', 'fit', 'maxPromptBytes', 'fallback', 'timeoutSeconds', 'idleTimeoutSeconds', 'model', 'sandbox', 'session', 'backendSession'] as const
 
 /**
  * Relay options for every call of a provider or a model, or for one call in

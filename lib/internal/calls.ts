@@ -3,7 +3,7 @@
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
 import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
-import { AbortError, BackendError, RelayError, type RelayErrorReason } from './errors.js'
+import { AbortError, BackendError, RelayError, type RelayErrorCode, type RelayErrorReason } from './errors.js'
 import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
 import type { CallRecord } from './call-records.js'
@@ -176,6 +176,15 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
   throw fromNative(result, call.record)
 }
 
+/** A backend that could not answer now, before the next was asked (`fallback`). */
+export interface RelayAttempt {
+  backend: string
+  /** Why it could not (docs/ERRORS.md, `reason`). */
+  reason: RelayErrorReason
+  code: RelayErrorCode
+  message: string
+}
+
 /** An answer with what is known about it: `relayDetailed()` and `reviewRelayDetailed()` resolve with it. */
 export interface RelayDetails {
   /** The answer: what `relay()` (or `reviewRelay()`) resolves with. */
@@ -184,6 +193,8 @@ export interface RelayDetails {
   backend: string
   /** With `fit`, how a diff too large to send whole was fitted, every changed file in git's order (docs/CONTRACT.md §6a); `null` when it went whole (or there was none). */
   coverage: DryRunCoverage[] | null
+  /** The backends asked before the one that answered (`fallback`), in order, with why each could not answer. */
+  attempts: RelayAttempt[]
   /** The call's warnings, in order; each also went to `onWarning`, else `console.error`. */
   warnings: string[]
   /** From the call to its answer, in milliseconds. */
@@ -198,7 +209,8 @@ export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): P
   const mode = { dryRun: false, stream: onChunk !== undefined }
   const start = (caller: NativeCaller): NativeCall | NativeFailure => (operation === 'relay' ? scope().relay(options, caller, mode) : scope().review(options, caller, mode))
   const { step } = await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk)
-  return { answer: step.text ?? '', backend: step.backend ?? '', coverage: toCoverage(step.coverage), warnings, durationMs: performance.now() - started }
+  const attempts = (step.attempts ?? []).map(({ backend, reason, code, message }) => ({ backend, reason: reason as RelayErrorReason, code: code as RelayErrorCode, message }))
+  return { answer: step.text ?? '', backend: step.backend ?? '', coverage: toCoverage(step.coverage), attempts, warnings, durationMs: performance.now() - started }
 }
 
 /** `relayStream()`: the text as it comes; returns the answer. */

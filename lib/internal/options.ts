@@ -12,7 +12,7 @@ export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
 type Absent<T> = { [K in keyof T]?: T[K] | null }
 
 /** The options only `relay()` takes (`RelayRequest::RELAY_ONLY`: typings.spec.ts holds the two together). */
-type RelayOnly = 'contextFile' | 'contextText' | 'includeDiff' | 'session' | 'backendSession'
+type RelayOnly = 'contextFile' | 'contextText' | 'includeDiff' | 'fallback' | 'session' | 'backendSession'
 /** The options only `reviewRelay()` takes (`RelayRequest::REVIEW_ONLY`). */
 type ReviewOnly = 'base' | 'verdict'
 
@@ -96,6 +96,14 @@ function optionalString(options: Fields, key: string): string | undefined {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'string') throw invalidArgType(`options.${key}`, 'of type string', value)
   return value
+}
+
+/** An array of strings, or `undefined` for an absent option. */
+function optionalStrings(options: Fields, key: string): string[] | undefined {
+  const value = options[key]
+  if (value === undefined || value === null) return undefined
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw invalidArgType(`options.${key}`, 'an array of strings', value)
+  return [...(value as string[])]
 }
 
 function optionalBoolean(options: Fields, key: string): boolean | undefined {
@@ -189,6 +197,7 @@ function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
     model: optionalString(fields, 'model'),
     sandbox: optionalString(fields, 'sandbox'),
     schema: schemaText(fields),
+    fallback: relay ? optionalStrings(fields, 'fallback') : undefined,
     session: relay ? optionalString(fields, 'session') : undefined,
     backendSession: relay ? optionalString(fields, 'backendSession') : undefined,
     fit: optionalBoolean(fields, 'fit'),
@@ -211,7 +220,7 @@ export function nativeReviewOptions(input: unknown): Parsed {
  * `relayAll()` options (docs/CONTRACT.md §15): those of `relay()`, with `backends` in place of
  * `backend`. What `relayAll()` refuses at run time is typed as absent (`null` or left out).
  */
-export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal' | 'session' | 'backendSession'> {
+export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal' | 'session' | 'backendSession' | 'fallback'> {
   /**
    * The backends to ask, all at once, each on the same envelope; at least one. The results come
    * in this order (a name given twice is asked twice).
@@ -221,6 +230,8 @@ export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk
   signal?: AbortSignal
   /** Not for `relayAll()`: name the backends in `backends`. */
   backend?: null
+  /** Not for `relayAll()`: it asks every backend already. */
+  fallback?: null
   /** Not for `relayAll()`: it streams nothing. */
   onChunk?: null
   /** Not for `relayAll()`: `relay({ dryRun: true })` describes a call. */
@@ -242,6 +253,7 @@ export function nativeRelayAllOptions(input: unknown): Parsed & { backends: stri
   // Options that mean something else here are refused rather than silently ignored.
   if (fields.backend !== undefined && fields.backend !== null) throw invalidArgType('options.backend', 'undefined for relayAll() (name them in backends)', fields.backend)
   if (fields.onChunk !== undefined && fields.onChunk !== null) throw invalidArgType('options.onChunk', 'undefined for relayAll()', fields.onChunk)
+  if (fields.fallback !== undefined && fields.fallback !== null) throw invalidArgType('options.fallback', 'undefined for relayAll() (it asks every backend already)', fields.fallback)
   if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false) throw invalidArgType('options.dryRun', 'false for relayAll()', fields.dryRun)
   return { ...nativeRelayOptions(fields), backends: backends as string[] }
 }

@@ -152,6 +152,9 @@ const RATE_LIMIT: &[&str] = &[
     "resource_exhausted",
     "overloaded",
     "529",
+    // codex, for a 5xx: "We’re currently experiencing high demand, which may cause temporary
+    // errors."
+    "high demand",
 ];
 
 const MODEL_NOT_FOUND: &[&str] = &[
@@ -162,6 +165,8 @@ const MODEL_NOT_FOUND: &[&str] = &[
     "does not exist or you do not have access",
     "unknown model",
     "is not found for api version",
+    // claude: "There's an issue with the selected model (…). It may not exist …"
+    "issue with the selected model",
 ];
 
 const AUTH: &[&str] = &[
@@ -192,6 +197,9 @@ const NETWORK: &[&str] = &[
     "network error",
     "dns error",
     "timed out connecting",
+    "connection dropped",
+    "cannot connect",
+    "socket connection was closed",
 ];
 
 /// Whether the lowercased `words` hold any of `texts` (all lowercase).
@@ -294,6 +302,41 @@ mod tests {
         assert_eq!(failed("model not found"), "model-not-found");
         assert_eq!(failed("stream disconnected before completion"), "network");
         assert_eq!(failed("codex exec exited with code 3"), "crashed");
+    }
+
+    /// What the real CLIs said against the fake model server (docs/ERRORS.md's table).
+    #[test]
+    fn the_real_clis_words_say_why() {
+        for (words, reason) in [
+            ("unexpected status 401 Unauthorized: invalid api key, url: http://127.0.0.1:1/v1/responses", "auth"),
+            ("unexpected status 403 Forbidden: permission denied, url: x", "auth"),
+            ("unexpected status 404 Not Found: model not found, url: x", "model-not-found"),
+            ("exceeded retry limit, last status: 429 Too Many Requests", "rate-limit"),
+            ("Quota exceeded. Check your plan and billing details.", "quota"),
+            ("We’re currently experiencing high demand, which may cause temporary errors.", "rate-limit"),
+            ("stream disconnected before completion: error sending request", "network"),
+            ("Failed to authenticate. API Error: 403 permission denied", "auth"),
+            ("There's an issue with the selected model (m). It may not exist or you may not have access to it.", "model-not-found"),
+            ("API Error: Request rejected (429) · rate limit exceeded", "rate-limit"),
+            ("API Error: 529 Overloaded. This is a server-side issue, usually temporary", "rate-limit"),
+            ("API Error: Connection dropped (ECONNRESET). Check the gateway", "network"),
+            (r#"{"message":"invalid api key","statusCode":401,"isRetryable":false}"#, "auth"),
+            (r#"{"message":"You exceeded your current quota, please check your plan and billing details.","statusCode":429}"#, "quota"),
+            (r#"{"message":"rate limit exceeded","statusCode":429,"isRetryable":true}"#, "rate-limit"),
+            ("Cannot connect to API: The socket connection was closed unexpectedly.", "network"),
+            (r#"[API Error: {"error":{"code":401,"message":"invalid api key","status":"UNAUTHENTICATED"}}]"#, "auth"),
+            (r#"Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}"#, "rate-limit"),
+            ("[API Error: Quota exceeded for quota metric 'GenerateContent requests']", "quota"),
+            ("[API Error: exception TypeError: fetch failed sending request]", "network"),
+        ] {
+            assert_eq!(failed(words), reason, "{words}");
+        }
+        assert_eq!(
+            retry_after_seconds(
+                r#""responseHeaders":{"content-type":"application/json","retry-after":"7"}"#
+            ),
+            Some(7.0)
+        );
     }
 
     #[test]

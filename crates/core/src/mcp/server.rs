@@ -37,7 +37,7 @@ use crate::errors::{shown, RelayError, RelayFailure};
 use crate::failure_reason;
 use crate::fit::Coverage;
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
-use crate::relay::{self, Answered, CallContext, Operation, RelayRequest};
+use crate::relay::{self, Answered, Attempt, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
 
 /// What rmcp hands a tool call besides its arguments.
@@ -69,6 +69,9 @@ pub struct ToolOutcome {
     /// order (docs/CONTRACT.md §6a); absent when it went whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Vec<Coverage>>,
+    /// The backends asked before the one that answered (`fallback`), with why each could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<Vec<Attempt>>,
 }
 
 /// Where the whole of a cut answer is.
@@ -96,7 +99,13 @@ pub struct ToolError {
     pub reason: Option<String>,
     /// Seconds the backend said to wait before asking again (the library's
     /// `retryAfterSeconds`).
-    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    // `default`: schemars then lists it as optional, as it does an `Option` of its own schema.
+    #[serde(
+        rename = "retryAfterSeconds",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(schema_with = "crate::schema_numbers::optional_seconds")]
     pub retry_after_seconds: Option<f64>,
     /// What the backend had answered when it was stopped (the library's `partialAnswer`).
     #[serde(rename = "partialAnswer", skip_serializing_if = "Option::is_none")]
@@ -225,6 +234,7 @@ impl RelayServer {
                 answer,
                 backend,
                 coverage,
+                attempts,
             }) => {
                 let answered = |answer, truncated| ToolOutcome {
                     backend,
@@ -233,6 +243,7 @@ impl RelayServer {
                     error: None,
                     truncated,
                     coverage,
+                    attempts: (!attempts.is_empty()).then_some(attempts),
                 };
                 if answer.len() <= INLINE_ANSWER_BYTES {
                     (answer.clone(), answered(answer, None))
@@ -263,6 +274,7 @@ impl RelayServer {
                         error: Some(error),
                         truncated: None,
                         coverage: None,
+                        attempts: None,
                     },
                 )
             }

@@ -578,6 +578,11 @@ async fn declares_tasks_and_marks_the_relay_tools_task_capable() {
     // The rest of each tool is as rmcp made it.
     assert_eq!(tools[1]["inputSchema"]["required"], json!(["prompt"]));
     // No schemars integer formats ("uint"), which clients' validators warn about.
+    // What may be absent from a result is not required of it.
+    assert_eq!(
+        tools[1]["outputSchema"]["$defs"]["ToolError"]["required"],
+        json!(["code", "message"])
+    );
     let output = tools[1]["outputSchema"].to_string();
     assert!(
         output.contains("answerBytes") && !output.contains("\"format\""),

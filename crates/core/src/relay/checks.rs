@@ -92,14 +92,29 @@ pub(crate) fn check_target<B>(
     })
 }
 
-/// Check 4 for a call to one backend: the one named, else the default.
+/// Check 4 for a call to one backend: the one named, else the default; then each of its
+/// `fallback` (docs/CONTRACT.md §8a).
 pub(crate) fn one_backend(
     request: &RelayRequest,
 ) -> impl FnOnce(&Registry, &str) -> Result<Arc<dyn Backend>, RelayError> + '_ {
     move |registry, sandbox| {
         let name = request.backend.as_deref().unwrap_or(DEFAULT_BACKEND);
-        check_backend(registry, name, sandbox)
+        let fallback = request.fallback.as_deref().unwrap_or_default();
+        check_with_fallback(registry, (name, fallback), sandbox)
     }
+}
+
+/// Check 4 for `name`, then for each of its `fallback`: the backend named.
+pub(crate) fn check_with_fallback(
+    registry: &Registry,
+    (name, fallback): (&str, &[String]),
+    sandbox: &str,
+) -> Result<Arc<dyn Backend>, RelayError> {
+    let backend = check_backend(registry, name, sandbox)?;
+    for name in fallback {
+        check_backend(registry, name, sandbox)?;
+    }
+    Ok(backend)
 }
 
 /// Check 4: the backend exists and accepts the sandbox mode.

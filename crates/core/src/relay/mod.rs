@@ -8,12 +8,13 @@
 mod answered;
 mod call;
 mod checks;
+mod fallback;
 mod prepare;
 mod request;
 mod review;
 mod settle;
 
-pub use answered::Answered;
+pub use answered::{Answered, Attempt};
 pub use call::{CallContext, Caller, Warn};
 pub(crate) use checks::check_backend;
 pub use checks::refused_at_once;
@@ -37,6 +38,7 @@ pub async fn relay(
 ) -> Result<Answered, RelayFailure> {
     // The steps before and after the backend are boxed: their state is not part of what a relay
     // keeps while its backend runs, the longest wait by far (hundreds at once: BENCHMARKS.md).
+    let fallback = request.fallback.clone().unwrap_or_default();
     let Prepared {
         backend,
         mut request,
@@ -52,10 +54,28 @@ pub async fn relay(
     let deadline = request.terms.deadline.clone();
     request.terms.chunks = call.chunks;
     let schema = request.terms.schema.clone();
-    let name = backend.name().to_string();
     // Kept for the session's history only when there is a session.
     let prompt = session.as_ref().map(|_| request.prompt.clone());
-    let answer = run_backend(backend, request, &deadline).await?;
+    let settled = match fallback.is_empty() {
+        true => fallback::Settled {
+            backend: backend.name().to_string(),
+            answer: run_backend(backend, request, &deadline).await?,
+            attempts: Vec::new(),
+        },
+        false => {
+            let backends = (backend, fallback);
+            let warn = call.warn.as_ref();
+            Box::pin(fallback::run_with_fallback(
+                &registry, backends, request, warn,
+            ))
+            .await?
+        }
+    };
+    let fallback::Settled {
+        answer,
+        backend: name,
+        attempts,
+    } = settled;
     if let Some(session) = &session {
         sessions::check_resumed(&session.label, &session.turn)?;
     }
@@ -67,7 +87,10 @@ pub async fn relay(
             call.warn.warn(warning).await;
         }
     }
-    Ok(Answered::new(answer, name, fitted))
+    Ok(Answered {
+        attempts,
+        ..Answered::new(answer, name, fitted)
+    })
 }
 
 /// `relay({ dryRun: true })`: everything [`relay`] does before the backend, then what the

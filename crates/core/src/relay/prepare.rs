@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use super::call::Caller;
-use super::checks::{call_deadline, check_backend, check_target, Target};
+use super::checks::{call_deadline, check_target, check_with_fallback, Target};
 use super::request::{EnvelopeLimit, Operation, RelayRequest};
 use crate::backend::{Backend, CallLink, RunRequest, Terms, WindowQuery};
 use crate::context::resolve_context;
@@ -55,13 +55,10 @@ pub async fn prepare_relay(
     request: RelayRequest,
     caller: Caller<'_>,
 ) -> Result<PreparedRelay, RelayFailure> {
-    let name = request.backend.clone();
+    let (name, fallback) = (request.backend.clone(), request.fallback.clone());
     let pick = move |registry: &Registry, sandbox: &str| {
-        check_backend(
-            registry,
-            name.as_deref().unwrap_or(DEFAULT_BACKEND),
-            sandbox,
-        )
+        let name = name.as_deref().unwrap_or(DEFAULT_BACKEND);
+        check_with_fallback(registry, (name, &fallback.unwrap_or_default()), sandbox)
     };
     prepare_run(registry, request, caller, pick, |backend| {
         Some(backend.clone())
@@ -82,12 +79,7 @@ pub(crate) async fn prepare_run<B: CallBackends>(
     let deadline = &call_deadline(Operation::Relay, &request, caller.cancel)?;
     let target = check_target(registry, caller.cwd, &request, pick)?;
     let session_backend = session_backend(&target.backends);
-    if request.in_session() && session_backend.is_none() {
-        return Err(RelayError::Session(
-            "relayAll takes no session: a session belongs to one backend".into(),
-        )
-        .into());
-    }
+    check_one_session_backend(&request, session_backend.is_some())?;
     let schema = parse_schema(request.schema.as_deref())?;
     let session = match &session_backend {
         Some(backend) => {
@@ -137,6 +129,24 @@ pub(crate) async fn prepare_run<B: CallBackends>(
         fitted: diff.as_ref().and_then(|diff| diff.fitted.clone()),
         diff: diff.map(|diff| diff.source),
     })
+}
+
+/// A session belongs to one backend: a call with a fallback, or to several backends, has none.
+fn check_one_session_backend(request: &RelayRequest, one: bool) -> Result<(), RelayError> {
+    if !request.in_session() {
+        return Ok(());
+    }
+    let why = match (
+        request.fallback.as_ref().is_some_and(|f| !f.is_empty()),
+        one,
+    ) {
+        (true, _) => "fallback takes no session",
+        (false, false) => "relayAll takes no session",
+        (false, true) => return Ok(()),
+    };
+    Err(RelayError::Session(format!(
+        "{why}: a session belongs to one backend"
+    )))
 }
 
 /// `relay()`'s preparation done at once, on the caller's thread, when it waits on nothing

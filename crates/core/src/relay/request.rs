@@ -94,6 +94,12 @@ pub struct RelayRequest {
     #[serde(default, deserialize_with = "SchemaArgument::deserialize_text")]
     #[schemars(with = "Option<SchemaArgument>")]
     pub schema: Option<String>,
+    /// Backends to ask next, in order, when the backend fails for a reason that means it cannot
+    /// answer now (`auth`, `quota`, `rate-limit`, `network`, `stalled`, `not-installed`:
+    /// docs/ERRORS.md): the same envelope, sandbox and deadline; never after an answer, a schema
+    /// mismatch or an abort (docs/CONTRACT.md §8a). Each is checked with the backend (check 4).
+    /// Not with a session.
+    pub fallback: Option<Vec<String>>,
     /// A label of yours for a conversation with this backend in this repository
     /// (docs/CONTRACT.md §12): the first call starts it, later calls continue it (the backend's
     /// own session, or a replay of the earlier turns). Kept in the session store.
@@ -134,6 +140,7 @@ impl RelayRequest {
         "contextFile",
         "contextText",
         "includeDiff",
+        "fallback",
         "session",
         "backendSession",
     ];
@@ -180,11 +187,13 @@ impl RelayRequest {
     /// Whether preparing this relay waits on nothing: no step that reads a file, runs git or
     /// opens the session store, nor a schema to compile; only checks, inline text and the
     /// envelope (the steps of prepare.rs `prepare_run`, in its order). Nor a stall watchdog,
-    /// which keeps its time on the runtime (settle.rs `watched`).
+    /// which keeps its time on the runtime (settle.rs `watched`), nor a fallback, which runs
+    /// there (fallback.rs).
     pub fn waits_on_nothing(&self) -> bool {
         self.inline_context_is_next()
             && !self.includes_diff()
             && self.idle_timeout_seconds.is_none()
+            && self.fallback.as_ref().is_none_or(Vec::is_empty)
     }
 
     /// Whether the inline context is the first step after check 4 that can refuse the relay:

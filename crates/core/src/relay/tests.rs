@@ -669,3 +669,63 @@ async fn an_idle_timeout_is_checked_with_the_timeout() {
     }
     assert!(backend.runs().is_empty());
 }
+
+fn two(first: &Arc<Scripted>, second: &Arc<Scripted>) -> Registry {
+    let (a, b): (Arc<dyn Backend>, Arc<dyn Backend>) = (first.clone(), second.clone());
+    Registry::new([a, b])
+}
+
+#[tokio::test]
+async fn a_backend_that_cannot_answer_now_hands_the_same_envelope_to_the_next() {
+    let repo = repo_with_commit("main");
+    let limited = BackendFailure::reported(BackendFailureKind::Failed, "429 Too Many Requests");
+    let first = Scripted::new("first", Err(limited), None);
+    let second = Scripted::new("second", Ok("from second".into()), None);
+    let request = RelayRequest {
+        backend: Some("first".into()),
+        fallback: Some(vec!["second".into()]),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let warnings = Arc::new(Warnings::default());
+    let answered = super::relay(two(&first, &second), request, call(&warnings)).await;
+    let answered = answered.unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(answered.answer, "from second");
+    assert_eq!(answered.backend, "second");
+    assert_eq!(answered.attempts.len(), 1);
+    assert_eq!(
+        (
+            answered.attempts[0].backend.as_str(),
+            answered.attempts[0].reason
+        ),
+        ("first", "rate-limit")
+    );
+    assert_eq!(first.runs()[0].prompt, second.runs()[0].prompt);
+    assert_eq!(
+        warnings.0.lock().expect("lock").as_slice(),
+        ["[phone-a-friend] fallback: first cannot answer now (rate-limit): 429 Too Many Requests; asking second"]
+    );
+}
+
+#[tokio::test]
+async fn a_crash_is_no_reason_to_ask_another_and_an_unknown_fallback_is_refused_first() {
+    let repo = repo_with_commit("main");
+    let crashed = BackendFailure::reported(BackendFailureKind::Failed, "exited with code 3");
+    let first = Scripted::new("first", Err(crashed), None);
+    let second = Scripted::new("second", Ok("from second".into()), None);
+    let request = RelayRequest {
+        backend: Some("first".into()),
+        fallback: Some(vec!["second".into()]),
+        ..options(&repo.path().to_string_lossy())
+    };
+    let err =
+        relay_error_of(relay(two(&first, &second), request.clone(), call(&Arc::default())).await);
+    assert_eq!(err.to_string(), "exited with code 3");
+    assert!(second.runs().is_empty());
+    let unknown = RelayRequest {
+        fallback: Some(vec!["nobody".into()]),
+        ..request
+    };
+    let err = relay_error_of(relay(two(&first, &second), unknown, call(&Arc::default())).await);
+    assert_eq!(err.code(), "ERR_UNSUPPORTED_BACKEND");
+    assert_eq!(first.runs().len(), 1);
+}
