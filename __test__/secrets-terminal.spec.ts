@@ -203,7 +203,7 @@ describe("a friend's answer on a terminal", () => {
   it('is JSON with C1 controls and bidi overrides escaped under --json', async () => {
     const { stdout } = await runCli(['-p', 'p', '--to', 'codex', '--json'], { env: env(), cwd: repo.path })
     expect(stdout.trimEnd()).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202e\u2066]/)
-    expect(JSON.parse(stdout)).toEqual({ ok: true, output: HOSTILE.trim() })
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, answer: HOSTILE.trim(), output: HOSTILE.trim(), backend: 'codex' })
   })
 })
 
