@@ -632,7 +632,8 @@ async fn with_fit_a_context_that_would_pass_the_envelope_limit_is_cut_with_a_not
 
 #[tokio::test(start_paused = true)]
 async fn a_backend_that_makes_no_progress_is_stopped_after_the_idle_timeout() {
-    let repo = repo_with_commit("main");
+    // A folder is all these need: no git (none under wine).
+    let repo = tempfile::tempdir().expect("temp dir");
     // Settles only when cancelled: the watchdog marks it stalled, then cancels it after the grace.
     let backend = Scripted::new("fake", Err(BackendFailure::Cancelled), None);
     let request = RelayRequest {
@@ -677,7 +678,8 @@ fn two(first: &Arc<Scripted>, second: &Arc<Scripted>) -> Registry {
 
 #[tokio::test]
 async fn a_backend_that_cannot_answer_now_hands_the_same_envelope_to_the_next() {
-    let repo = repo_with_commit("main");
+    // A folder is all these need: no git (none under wine).
+    let repo = tempfile::tempdir().expect("temp dir");
     let limited = BackendFailure::reported(BackendFailureKind::Failed, "429 Too Many Requests");
     let first = Scripted::new("first", Err(limited), None);
     let second = Scripted::new("second", Ok("from second".into()), None);
@@ -708,7 +710,8 @@ async fn a_backend_that_cannot_answer_now_hands_the_same_envelope_to_the_next() 
 
 #[tokio::test]
 async fn a_crash_is_no_reason_to_ask_another_and_an_unknown_fallback_is_refused_first() {
-    let repo = repo_with_commit("main");
+    // A folder is all these need: no git (none under wine).
+    let repo = tempfile::tempdir().expect("temp dir");
     let crashed = BackendFailure::reported(BackendFailureKind::Failed, "exited with code 3");
     let first = Scripted::new("first", Err(crashed), None);
     let second = Scripted::new("second", Ok("from second".into()), None);
