@@ -247,7 +247,7 @@ export declare const MAX_RELAY_DEPTH: number
 /** A backend that could not answer now, before the next was asked (`fallback`). */
 export interface NativeAttempt {
   backend: string
-  reason: string
+  reason: RelayErrorReason
   code: string
   message: string
 }
@@ -344,7 +344,7 @@ export interface NativeFailure {
   /** The answer that did not match its schema (`ERR_SCHEMA`), whole. */
   answer?: string
   /** Why the backend failed (docs/ERRORS.md, `reason`), for a failure a backend reported. */
-  reason?: string
+  reason?: RelayErrorReason
   /** Seconds the backend said to wait before asking again, when it said. */
   retryAfterSeconds?: number
   /** What the backend had answered when the relay stopped it (a time-out, a stall). */
@@ -391,6 +391,12 @@ export declare function pruneSessions(scope: RelayScope, olderThanDays: number, 
 
 /** A relay error's stable code (docs/CONTRACT.md §7). */
 export type RelayErrorCode = 'ERR_PROMPT_REQUIRED' | 'ERR_INVALID_TIMEOUT' | 'ERR_INVALID_REPO' | 'ERR_UNSUPPORTED_BACKEND' | 'ERR_INVALID_SANDBOX' | 'ERR_CONTEXT_CONFLICT' | 'ERR_CONTEXT_FILE' | 'ERR_TOO_LARGE' | 'ERR_DEPTH_LIMIT' | 'ERR_GIT_DIFF' | 'ERR_BACKEND_UNAVAILABLE' | 'ERR_BACKEND_TIMEOUT' | 'ERR_TIMEOUT' | 'ERR_SCHEMA' | 'ERR_SESSION' | 'ERR_BACKEND_FAILED' | 'ERR_BACKEND_NO_OUTPUT' | 'ERR_INTERNAL'
+
+/**
+ * Why a backend failed (docs/ERRORS.md, "Why: `reason`"): the core's one list, which napi
+ * renders in binding.d.ts (the wrapper's `RelayErrorReason`).
+ */
+export type RelayErrorReason = 'auth' | 'quota' | 'rate-limit' | 'network' | 'model-not-found' | 'stalled' | 'timeout' | 'not-installed' | 'output' | 'crashed'
 
 /** How a JS backend continues a conversation (docs/CONTRACT.md §12). */
 export type ResumeStrategyName = 'native-session' | 'transcript-replay' | 'unsupported'

@@ -864,6 +864,7 @@ module.exports.OutcomeFailure = nativeBinding.OutcomeFailure
 module.exports.parseVerdict = nativeBinding.parseVerdict
 module.exports.pruneSessions = nativeBinding.pruneSessions
 module.exports.RelayErrorCode = nativeBinding.RelayErrorCode
+module.exports.RelayErrorReason = nativeBinding.RelayErrorReason
 module.exports.ResumeStrategyName = nativeBinding.ResumeStrategyName
 module.exports.serveMcp = nativeBinding.serveMcp
 module.exports.settleDirect = nativeBinding.settleDirect

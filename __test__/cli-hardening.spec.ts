@@ -373,6 +373,10 @@ describe('typos, help', () => {
     const help = await runCli(['--help'], { env: env(), cwd: repo.path })
     expect(help).toMatchObject({ code: 0, stderr: '' })
     expect(await runCli([], { env: env(), cwd: repo.path })).toEqual(help)
+    // The defaults it states are the library's own.
+    const { DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } = await import('@phone-a-friend/relay')
+    expect(help.stdout).toContain(`(env PHONE_A_FRIEND_TIMEOUT, default ${DEFAULT_TIMEOUT_SECONDS})`)
+    expect(help.stdout).toContain(`(env PHONE_A_FRIEND_IDLE_TIMEOUT, default ${DEFAULT_IDLE_TIMEOUT_SECONDS})`)
   })
 
   it('a usage error of a command is followed by that command\'s usage, not the relay\'s', async () => {

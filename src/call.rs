@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::dry_run::{NativeCoverage, NativeDryRun};
-use crate::failure::NativeFailure;
+use crate::failure::{NativeFailure, RelayErrorReason};
 use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
 use relay_core::backend::CallLink;
@@ -75,7 +75,7 @@ pub struct CallStep {
 #[napi(object, object_from_js = false)]
 pub struct NativeAttempt {
     pub backend: String,
-    pub reason: String,
+    pub reason: RelayErrorReason,
     pub code: String,
     pub message: String,
 }
@@ -116,7 +116,7 @@ impl CallStep {
                         .into_iter()
                         .map(|attempt| NativeAttempt {
                             backend: attempt.backend,
-                            reason: attempt.reason.to_string(),
+                            reason: attempt.reason.into(),
                             code: attempt.code.to_string(),
                             message: attempt.message,
                         })

@@ -7,7 +7,7 @@ use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
 use relay_core::errors::{ErrorCode, RelayError, RelayFailure};
-use relay_core::failure_reason::{reason_of_error, retry_after_of_error};
+use relay_core::failure_reason::{reason_of_error, retry_after_of_error, Reason};
 
 /// Defines the napi `RelayErrorCode` (binding.d.ts's union of the codes) from the core's one list.
 macro_rules! define_relay_error_code {
@@ -28,6 +28,39 @@ macro_rules! define_relay_error_code {
     };
 }
 relay_core::with_error_codes!(define_relay_error_code);
+
+/// Why a backend failed (docs/ERRORS.md, "Why: `reason`"): the core's one list, which napi
+/// renders in binding.d.ts (the wrapper's `RelayErrorReason`).
+#[napi(string_enum = "kebab-case")]
+pub enum RelayErrorReason {
+    Auth,
+    Quota,
+    RateLimit,
+    Network,
+    ModelNotFound,
+    Stalled,
+    Timeout,
+    NotInstalled,
+    Output,
+    Crashed,
+}
+
+impl From<Reason> for RelayErrorReason {
+    fn from(reason: Reason) -> Self {
+        match reason {
+            Reason::Auth => RelayErrorReason::Auth,
+            Reason::Quota => RelayErrorReason::Quota,
+            Reason::RateLimit => RelayErrorReason::RateLimit,
+            Reason::Network => RelayErrorReason::Network,
+            Reason::ModelNotFound => RelayErrorReason::ModelNotFound,
+            Reason::Stalled => RelayErrorReason::Stalled,
+            Reason::Timeout => RelayErrorReason::Timeout,
+            Reason::NotInstalled => RelayErrorReason::NotInstalled,
+            Reason::Output => RelayErrorReason::Output,
+            Reason::Crashed => RelayErrorReason::Crashed,
+        }
+    }
+}
 
 /// What kind of failure a `NativeFailure` is.
 #[napi(string_enum = "lowercase")]
@@ -52,7 +85,7 @@ pub struct NativeFailure {
     /// The answer that did not match its schema (`ERR_SCHEMA`), whole.
     pub answer: Option<String>,
     /// Why the backend failed (docs/ERRORS.md, `reason`), for a failure a backend reported.
-    pub reason: Option<String>,
+    pub reason: Option<RelayErrorReason>,
     /// Seconds the backend said to wait before asking again, when it said.
     pub retry_after_seconds: Option<f64>,
     /// What the backend had answered when the relay stopped it (a time-out, a stall).
@@ -107,7 +140,7 @@ impl From<&RelayError> for NativeFailure {
             backend: err.backend().map(String::from),
             backend_output: err.shown_backend_output(),
             answer: err.answer().map(String::from),
-            reason: reason_of_error(err).map(|reason| reason.as_str().to_string()),
+            reason: reason_of_error(err).map(RelayErrorReason::from),
             retry_after_seconds: retry_after_of_error(err),
             partial_answer: err.partial_answer().map(String::from),
             handle,

@@ -209,7 +209,7 @@ export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): P
   const mode = { dryRun: false, stream: onChunk !== undefined }
   const start = (caller: NativeCaller): NativeCall | NativeFailure => (operation === 'relay' ? scope().relay(options, caller, mode) : scope().review(options, caller, mode))
   const { step } = await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk)
-  const attempts = (step.attempts ?? []).map(({ backend, reason, code, message }) => ({ backend, reason: reason as RelayErrorReason, code: code as RelayErrorCode, message }))
+  const attempts = (step.attempts ?? []).map(({ backend, reason, code, message }) => ({ backend, reason, code: code as RelayErrorCode, message }))
   return { answer: step.text ?? '', backend: step.backend ?? '', coverage: toCoverage(step.coverage), attempts, warnings, durationMs: performance.now() - started }
 }
 
@@ -276,7 +276,7 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       if (typeof failure.answer === 'string') return new RelayError(message, code, { backend: failure.backend, answer: failure.answer })
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
       const output = failure.backendOutput === undefined || failure.backendOutput === null ? {} : { backendOutput: failure.backendOutput }
-      const reason = failure.reason === undefined || failure.reason === null ? {} : { reason: failure.reason as RelayErrorReason }
+      const reason = failure.reason === undefined || failure.reason === null ? {} : { reason: failure.reason }
       const partial = failure.partialAnswer === undefined || failure.partialAnswer === null ? {} : { partialAnswer: failure.partialAnswer }
       const retry = failure.retryAfterSeconds === undefined || failure.retryAfterSeconds === null ? {} : { retryAfterSeconds: failure.retryAfterSeconds }
       return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...retry, ...partial })

@@ -1,4 +1,4 @@
-import type { RelayErrorCode as NativeRelayErrorCode } from '../../binding.js'
+import type { RelayErrorCode as NativeRelayErrorCode, RelayErrorReason as NativeRelayErrorReason } from '../../binding.js'
 
 /**
  * Every code a `RelayError` can carry (docs/CONTRACT.md §7): the core's one list, which napi
@@ -25,9 +25,10 @@ export interface RelayErrorOptions {
 
 /**
  * Why a backend failed (docs/ERRORS.md, "Why: `reason`"): read from the kind of failure and the
- * backend's own words (a CLI's error events or stderr, Ollama's HTTP status).
+ * backend's own words (a CLI's error events or stderr, Ollama's HTTP status). The core's one
+ * list, as napi renders it in binding.d.ts.
  */
-export type RelayErrorReason = 'auth' | 'quota' | 'rate-limit' | 'network' | 'model-not-found' | 'stalled' | 'timeout' | 'not-installed' | 'output' | 'crashed'
+export type RelayErrorReason = NativeRelayErrorReason
 
 /** The one error type of the relay: `code` says what went wrong, `message` says it for people. */
 export class RelayError extends Error {

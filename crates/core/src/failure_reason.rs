@@ -6,11 +6,16 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::backends::last_words::ask_to_sign_in;
 use crate::errors::{BackendFailureKind, RelayError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// In JSON (the MCP tools' results) and in JavaScript (`RelayErrorReason`, made from this list by
+/// `src/failure.rs`), as [`Reason::as_str`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Reason {
     /// No credentials, or the server refused them (401, 403, "Not logged in").
     Auth,
@@ -85,7 +90,7 @@ pub fn reason_of(kind: BackendFailureKind, words: &str) -> Reason {
         BackendFailureKind::Timeout => Reason::Timeout,
         BackendFailureKind::Stalled => Reason::Stalled,
         BackendFailureKind::NoOutput | BackendFailureKind::OutputTooLarge => Reason::Output,
-        BackendFailureKind::Unavailable => match said(words, NETWORK) {
+        BackendFailureKind::Unavailable => match said(&words.to_ascii_lowercase(), NETWORK) {
             // Ollama's server not reachable.
             true => Reason::Network,
             false => Reason::NotInstalled,
@@ -202,31 +207,30 @@ const NETWORK: &[&str] = &[
     "socket connection was closed",
 ];
 
-/// Whether the lowercased `words` hold any of `texts` (all lowercase).
-fn said(words: &str, texts: &[&str]) -> bool {
-    let words = words.to_ascii_lowercase();
-    texts.iter().any(|text| words.contains(text))
+/// Whether `lower` (words in lowercase) holds any of `texts` (all lowercase).
+fn said(lower: &str, texts: &[&str]) -> bool {
+    texts.iter().any(|text| lower.contains(text))
 }
 
 /// A model the server does not have: its own words, or "model" beside a 404 or "not found"
 /// (Ollama: `model 'x' not found`).
-fn model_not_found(words: &str) -> bool {
-    let lower = words.to_ascii_lowercase();
-    said(&lower, MODEL_NOT_FOUND)
+fn model_not_found(lower: &str) -> bool {
+    said(lower, MODEL_NOT_FOUND)
         || (lower.contains("model") && (lower.contains("not found") || lower.contains("404")))
 }
 
 fn reason_of_words(words: &str) -> Reason {
+    let lower = words.to_ascii_lowercase();
     // Most specific first: a 429 that says quota is a quota, a 404 that names the model is one.
-    if said(words, QUOTA) {
+    if said(&lower, QUOTA) {
         Reason::Quota
-    } else if model_not_found(words) {
+    } else if model_not_found(&lower) {
         Reason::ModelNotFound
-    } else if ask_to_sign_in(words) || said(words, AUTH) {
+    } else if ask_to_sign_in(words) || said(&lower, AUTH) {
         Reason::Auth
-    } else if said(words, RATE_LIMIT) {
+    } else if said(&lower, RATE_LIMIT) {
         Reason::RateLimit
-    } else if said(words, NETWORK) {
+    } else if said(&lower, NETWORK) {
         Reason::Network
     } else {
         Reason::Crashed

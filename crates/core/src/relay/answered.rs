@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::failure_reason::Reason;
 use crate::fit::{Coverage, Fitted};
 
 /// An answer with what is known about it.
@@ -25,7 +26,7 @@ pub struct Answered {
 pub struct Attempt {
     pub backend: String,
     /// Why (docs/ERRORS.md, `reason`).
-    pub reason: &'static str,
+    pub reason: Reason,
     pub code: &'static str,
     /// Its error's message, as every surface shows it.
     pub message: String,

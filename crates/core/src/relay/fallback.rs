@@ -55,20 +55,21 @@ pub(super) async fn run_with_fallback(
                 attempts,
             });
         };
-        let reason = reason_of_error(err);
-        let cannot_answer_now = reason.is_some_and(|reason| reason.is_unavailable_now());
-        if !cannot_answer_now || chunks.has_sent() || deadline.check().is_err() {
+        let reason = reason_of_error(err).filter(|reason| reason.is_unavailable_now());
+        let (Some(reason), false, Ok(())) = (reason, chunks.has_sent(), deadline.check()) else {
             return Err(result.err().unwrap_or(RelayFailure::Aborted));
-        }
+        };
         let attempt = Attempt {
             backend: name,
-            reason: reason.map_or("crashed", |reason| reason.as_str()),
+            reason,
             code: err.code().as_str(),
             message: err.shown_message(),
         };
         warn.warn(format!(
             "[phone-a-friend] fallback: {} cannot answer now ({}): {}; asking {following}",
-            attempt.backend, attempt.reason, attempt.message
+            attempt.backend,
+            attempt.reason.as_str(),
+            attempt.message
         ))
         .await;
         attempts.push(attempt);

@@ -699,7 +699,7 @@ async fn a_backend_that_cannot_answer_now_hands_the_same_envelope_to_the_next() 
             answered.attempts[0].backend.as_str(),
             answered.attempts[0].reason
         ),
-        ("first", "rate-limit")
+        ("first", crate::failure_reason::Reason::RateLimit)
     );
     assert_eq!(first.runs()[0].prompt, second.runs()[0].prompt);
     assert_eq!(
