@@ -172,6 +172,10 @@ export interface CallStep {
   coverage?: Array<NativeCoverage>
   /** The backends asked before the one that answered (an answer with `fallback`). */
   attempts?: Array<NativeAttempt>
+  /** The model that answered, when known (an answer). */
+  model?: string
+  /** What the answer cost, as far as the backend said (an answer). */
+  usage?: NativeUsage
 }
 
 /** Synchronous: looks the CLIs up on this process's PATH. */
@@ -257,6 +261,10 @@ export interface NativeBackendOutcome {
   backend: string
   answer?: string
   failure?: NativeFailure
+  /** The model that answered, when known. */
+  model?: string
+  /** What its run cost, as far as the backend said (an answer or a failure). */
+  usage?: NativeUsage
 }
 
 /**
@@ -365,6 +373,14 @@ export interface NativeSessionInfo {
   turns: number
   createdAt: string
   lastUsedAt: string
+}
+
+export interface NativeUsage {
+  inputTokens?: number
+  outputTokens?: number
+  cachedInputTokens?: number
+  reasoningTokens?: number
+  costUsd?: number
 }
 
 /** The Ollama server URL `OLLAMA_HOST` names, read as the Ollama CLI reads it (for `doctor`). */

@@ -8,7 +8,7 @@ import { APICallError, InvalidArgumentError, InvalidPromptError, NoObjectGenerat
 import { z } from 'zod'
 import { BackendError, _resetRegistry, registerBackend, type BackendRunOptions } from '@phone-a-friend/relay'
 import { SCHEMA_ERROR_HEADER, createPhoneAFriend, phoneAFriend } from '@phone-a-friend/relay/ai-sdk'
-import { DEFAULT_ANSWER, claudeEnv, codexEnv, geminiEnv, splitAnswer } from './support/fake-model-server.js'
+import { DEFAULT_ANSWER, FAKE_USAGE, claudeEnv, codexEnv, geminiEnv, splitAnswer } from './support/fake-model-server.js'
 import { envelopeOf, useEnv } from './support/e2e.js'
 import { realClisSuite } from './support/real-clis.js'
 import { processesWithEnv } from './support/processes.js'
@@ -18,7 +18,15 @@ import { processesWithEnv } from './support/processes.js'
 
 const suite = realClisSuite()
 
-const UNKNOWN_USAGE = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
+const { input, cached, output, reasoning } = FAKE_USAGE
+/** The fake model server's counts as the AI SDK reports them (codex: all four; BACKENDS.md, "Usage"). */
+const CODEX_USAGE = {
+  inputTokens: input,
+  inputTokenDetails: { noCacheTokens: input - cached, cacheReadTokens: cached },
+  outputTokens: output,
+  outputTokenDetails: { textTokens: output - reasoning, reasoningTokens: reasoning },
+  totalTokens: input + output,
+}
 
 /** A JS backend that answers `answer(options)` and keeps every `run()` options it was given. */
 function recordingBackend(name: string, answer: (options: BackendRunOptions) => string | Promise<string> = () => 'recorded') {
@@ -38,16 +46,18 @@ function recordingBackend(name: string, answer: (options: BackendRunOptions) => 
 const requestIn = (envelope: string): string => envelope.slice(envelope.indexOf('\n\nRequest:\n') + '\n\nRequest:\n'.length)
 
 describe('generateText', () => {
-  it('codex for real: the prompt is the relay’s request, the answer the text; usage unknown, no warning', async () => {
+  it('codex for real: the prompt is the relay’s request, the answer the text, the usage the server’s; no warning', async () => {
     useEnv(await codexEnv(suite.server))
     const friend = createPhoneAFriend({ repoPath: suite.repo.path })
     const result = await generateText({ model: friend('codex'), prompt: 'Say hi' })
     expect(result.text).toBe(DEFAULT_ANSWER)
     expect(suite.server.modelRequests()[0].prompt).toBe(envelopeOf(suite.repo.path, 'Say hi'))
     expect(result.finishReason).toBe('stop')
-    expect(result.usage).toMatchObject(UNKNOWN_USAGE)
+    expect(result.usage).toMatchObject(CODEX_USAGE)
     expect(result.warnings).toEqual([])
-    expect(result.providerMetadata).toEqual({ phoneAFriend: { backend: 'codex' } })
+    const usage = { inputTokens: input, cachedInputTokens: cached, outputTokens: output, reasoningTokens: reasoning }
+    expect(result.providerMetadata).toEqual({ phoneAFriend: { backend: 'codex', usage } })
+    // codex names no model: the AI SDK shows the backend's name.
     expect(result.response.modelId).toBe('codex')
   })
 
@@ -58,6 +68,7 @@ describe('generateText', () => {
     expect(result.text).toBe(DEFAULT_ANSWER)
     expect(suite.server.modelRequests()[0].body).toMatchObject({ model: 'claude-fake-model' })
     expect(result.response.modelId).toBe('claude-fake-model')
+    expect(result.providerMetadata?.phoneAFriend).toMatchObject({ backend: 'claude', model: 'claude-fake-model', usage: { inputTokens: input, costUsd: expect.any(Number) } })
   })
 
   it('a registered JS backend, by name; the default provider relays in process.cwd()', async () => {
@@ -272,7 +283,9 @@ describe('streamText', () => {
     expect(events).toEqual(['start', 'start-step', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-delta', 'text-end', 'finish-step', 'finish'])
     expect(deltas).toEqual(splitAnswer(ANSWER, 4).map((part, i) => (i === 0 ? part.trimStart() : part)))
     expect(await result.text).toBe(deltas.join(''))
-    expect(await result.usage).toMatchObject(UNKNOWN_USAGE)
+    // gemini reports no thoughts: the output is the candidates' alone, and its parts unknown.
+    expect(await result.usage).toMatchObject({ inputTokens: input, inputTokenDetails: { cacheReadTokens: cached }, outputTokens: output - reasoning, outputTokenDetails: { reasoningTokens: undefined } })
+    expect((await result.response).modelId).toMatch(/^gemini-/)
     expect(await result.warnings).toEqual([])
   })
 
@@ -284,7 +297,9 @@ describe('streamText', () => {
     const result = streamText({ model: friend('codex'), prompt: 'Say hi' })
     const messages = splitAnswer(ANSWER, 3).map((part) => part.trim())
     expect(await result.text).toBe(messages.join('\n\n'))
-    expect(await result.providerMetadata).toEqual({ phoneAFriend: { backend: 'codex', answer: messages[2] } })
+    const usage = { inputTokens: input, cachedInputTokens: cached, outputTokens: output, reasoningTokens: reasoning }
+    expect(await result.providerMetadata).toEqual({ phoneAFriend: { backend: 'codex', usage, answer: messages[2] } })
+    expect(await result.usage).toMatchObject(CODEX_USAGE)
   })
 
   it('a registered JS backend streams its runStream() chunks; warnings come with the stream’s start', async () => {

@@ -96,7 +96,7 @@ describe('phone-a-friend relay', () => {
     const ok = await runCli(['--prompt', 'P', '--repo', repo.path, '--json'], { env: env() })
     expect(ok.code).toBe(0)
     const printed = JSON.parse(ok.stdout) as { durationMs: number }
-    expect(printed).toEqual({ ok: true, answer: 'file answer', output: 'file answer', backend: 'codex', coverage: null, attempts: [], durationMs: printed.durationMs })
+    expect(printed).toEqual({ ok: true, answer: 'file answer', output: 'file answer', backend: 'codex', model: null, usage: null, coverage: null, attempts: [], durationMs: printed.durationMs })
     expect(Number.isInteger(printed.durationMs) && printed.durationMs >= 0).toBe(true)
     const failed = await runCli(['--prompt', 'P', '--repo', join(repo.path, 'nope'), '--json'], { env: env() })
     expect(failed.code).toBe(1)

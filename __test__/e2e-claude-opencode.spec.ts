@@ -6,9 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, relay, relayStream, type RelayOptions } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayDetailed, relayStream, type RelayOptions } from '@phone-a-friend/relay'
 import {
   DEFAULT_ANSWER,
+  FAKE_USAGE,
   TOOL_PREAMBLE,
   claudeEnv,
   deadServerUrl,
@@ -126,6 +127,16 @@ describe('claude 2.1.330 for real', () => {
     expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/messages?beta=true'])
     // read-only: the read tools only.
     expect(request.tools.filter((name) => !name.startsWith('Deferred')).sort()).toEqual(['Glob', 'Grep', 'Read'])
+  })
+
+  it('reports the usage, cost and model of its result event', async () => {
+    const details = await relayDetailed({ prompt: 'Say hi', repoPath: repo.path, backend: 'claude' })
+    const { input, cached, output } = FAKE_USAGE
+    // Anthropic counts the cache apart from input_tokens; the relay within them.
+    expect(details.usage).toMatchObject({ inputTokens: input, cachedInputTokens: cached, outputTokens: output, reasoningTokens: 0 })
+    expect(details.usage?.costUsd).toBeGreaterThan(0)
+    const [request] = server.modelRequests()
+    expect(details.model).toBe((request.body as { model: string }).model)
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
@@ -249,6 +260,12 @@ describe('opencode 1.18.33 for real', () => {
     expect(requests[0].protocol).toBe('openai-chat')
     expect(requests[0].prompt).toBe(envelopeOf(repo.path, 'Say hi'))
     expect(server.requests.filter((r) => r.protocol === 'other')).toEqual([])
+  })
+
+  it('reports the usage of its step_finish parts; no cost when its config prices nothing', async () => {
+    const details = await relayDetailed({ prompt: 'Say hi', repoPath: repo.path, backend: 'opencode', timeoutSeconds: 30 })
+    const { input, cached, output, reasoning } = FAKE_USAGE
+    expect(details.usage).toEqual({ inputTokens: input, cachedInputTokens: cached, outputTokens: output, reasoningTokens: reasoning })
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {

@@ -2,8 +2,8 @@
 // server on 127.0.0.1, answering through relay() and reviewRelay().
 import { readdirSync } from 'node:fs'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
-import { DEFAULT_ANSWER, codexEnv, deadServerUrl, geminiEnv, splitAnswer } from './support/fake-model-server.js'
+import { _resetRegistry, relay, relayDetailed, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
+import { DEFAULT_ANSWER, FAKE_USAGE, codexEnv, deadServerUrl, geminiEnv, splitAnswer } from './support/fake-model-server.js'
 import { envelopeOf, fittedRelay, timedStream, useEnv } from './support/e2e.js'
 import { realClisSuite } from './support/real-clis.js'
 import { processesWithEnv } from './support/processes.js'
@@ -18,6 +18,16 @@ describe('codex 0.169 for real', () => {
     const [request] = suite.server.modelRequests()
     expect(request.protocol).toBe('codex')
     expect(request.prompt).toBe(envelopeOf(suite.repo.path, 'Say hi'))
+  })
+
+  it('reports the usage the server sent, from turn.completed (codex names no model)', async () => {
+    const details = await relayDetailed({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'codex' })
+    expect(details).toMatchObject({ answer: DEFAULT_ANSWER, backend: 'codex', model: null })
+    const { input, cached, output, reasoning } = FAKE_USAGE
+    expect(details.usage).toEqual({ inputTokens: input, cachedInputTokens: cached, outputTokens: output, reasoningTokens: reasoning })
+    // The model the call names is the one reported.
+    const named = await relayDetailed({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'codex', model: 'gpt-fake-1' })
+    expect(named.model).toBe('gpt-fake-1')
   })
 
   it('a 300,000-byte prompt arrives whole through stdin', async () => {
@@ -68,6 +78,15 @@ describe('gemini 0.61 for real', () => {
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
     const request = suite.server.modelRequests().find((r) => r.protocol === 'gemini')
     expect(request?.prompt).toContain(dryRun.envelope)
+  })
+
+  it('reports the usage and model of its result event (no thoughts, no cost: gemini says none)', async () => {
+    const details = await relayDetailed({ prompt: 'Say hi', repoPath: suite.repo.path, backend: 'gemini', model: 'gemini-2.5-flash' })
+    const { input, cached, output, reasoning } = FAKE_USAGE
+    // gemini's output_tokens are the candidates' alone: the server sent the thoughts apart.
+    expect(details.usage).toEqual({ inputTokens: input, cachedInputTokens: cached, outputTokens: output - reasoning })
+    const request = suite.server.modelRequests().find((r) => r.protocol === 'gemini')
+    expect(request?.path).toContain(`/models/${details.model ?? 'none'}:`)
   })
 
   it('answers in a folder it was never told to trust', async () => {

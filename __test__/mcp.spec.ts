@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { FakeMode } from './support/fake-cli.js'
 import { mcpServerSuite } from './support/mcp-server.js'
+import { startOllamaStub } from './support/ollama-stub.js'
 import { processesWithEnv } from './support/processes.js'
 import { CLI } from './support/run-cli.js'
 
@@ -38,6 +39,19 @@ describe('phone-a-friend mcp', () => {
     expect(relay.outputSchema?.properties).toHaveProperty('answer')
     const review = tools.find((tool) => tool.name === 'review')!
     expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'fit', 'idleTimeoutSeconds', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])
+  })
+
+  it('says which model answered and what it cost in the structured content', async () => {
+    const stub = await startOllamaStub((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ model: 'llama3:8b-q4', message: { role: 'assistant', content: 'counted' }, done: true, prompt_eval_count: 26, eval_count: 282 }))
+    })
+    try {
+      await connect('answer', { OLLAMA_HOST: stub.host })
+      const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'ollama', model: 'llama3' } })
+      expect(result.structuredContent).toEqual({ backend: 'ollama', ok: true, answer: 'counted', model: 'llama3:8b-q4', usage: { inputTokens: 26, outputTokens: 282 } })
+    } finally {
+      await stub.close()
+    }
   })
 
   it('relays to a backend (repoPath defaulting to its cwd) and answers as text and structured content', async () => {

@@ -4,8 +4,9 @@
 import { once } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { _resetRegistry, relay, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayDetailed, relayStream, reviewRelay, type RelayError } from '@phone-a-friend/relay'
 import { TempRepo } from './support/git-repo.js'
+import { runCli } from './support/run-cli.js'
 import { closedHost, startOllamaStub, type OllamaStub } from './support/ollama-stub.js'
 
 type Handler = (body: Record<string, unknown>, res: ServerResponse, req: IncomingMessage) => void
@@ -129,6 +130,31 @@ describe('ollama', () => {
     expect((small.action as { body: Record<string, unknown> }).body.options).toBeUndefined()
     const unknown = await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'missing', fit: true, dryRun: true })
     expect(unknown.maxPromptBytes).toBe(500_000)
+  })
+
+  it('reports prompt_eval_count and eval_count as usage, and the model of the answer, streamed or not', async () => {
+    handler = (body, res) => {
+      const done = { model: 'llama3:8b-q4', message: { role: 'assistant', content: body.stream === true ? '' : 'whole' }, done: true, prompt_eval_count: 26, eval_count: 282 }
+      if (body.stream !== true) return json(res, 200, done)
+      ndjson(res).write(line('streamed'))
+      res.end(`${JSON.stringify(done)}\n`)
+    }
+    const whole = await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'llama3' })
+    expect(whole).toMatchObject({ answer: 'whole', model: 'llama3:8b-q4', usage: { inputTokens: 26, outputTokens: 282 } })
+    const chunks: string[] = []
+    const streamed = await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'llama3', onChunk: (text) => chunks.push(text) })
+    expect(streamed).toMatchObject({ answer: 'streamed', model: 'llama3:8b-q4', usage: { inputTokens: 26, outputTokens: 282 } })
+    expect(chunks).toEqual(['streamed'])
+    // The CLI: in --json, and in --verbose's line on stderr.
+    const env = { ...process.env, OLLAMA_HOST: stub.host }
+    const printed = await runCli(['--prompt', 'p', '--to', 'ollama', '--model', 'llama3', '--json'], { cwd: repo.path, env })
+    expect(JSON.parse(printed.stdout)).toMatchObject({ ok: true, answer: 'streamed', model: 'llama3:8b-q4', usage: { inputTokens: 26, outputTokens: 282 } })
+    const verbose = await runCli(['--prompt', 'p', '--to', 'ollama', '--model', 'llama3', '--verbose'], { cwd: repo.path, env })
+    expect(verbose.stdout).toBe('streamed\n')
+    expect(verbose.stderr).toMatch(/^\[phone-a-friend\] ollama \(llama3:8b-q4\) answered in \d+\.\ds; 26 input tokens, 282 output\n$/)
+    // A server that counts nothing: no usage, and the model the call named.
+    handler = (_, res) => json(res, 200, { message: { role: 'assistant', content: 'plain' }, done: true })
+    expect(await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'llama3' })).toMatchObject({ model: 'llama3', usage: null })
   })
 
   it('takes the model from OLLAMA_MODEL, and reads a host without a scheme', async () => {

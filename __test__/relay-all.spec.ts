@@ -33,8 +33,8 @@ describe('relayAll()', () => {
     const results = await relayAll({ prompt: 'p', repoPath: repo.path, backends: ['codex', 'gemini'] })
     const elapsed = performance.now() - started
     expect(results).toEqual([
-      { backend: 'codex', ok: true, answer: 'slow answer' },
-      { backend: 'gemini', ok: true, answer: 'slow answer' },
+      { backend: 'codex', ok: true, answer: 'slow answer', model: null, usage: null },
+      { backend: 'gemini', ok: true, answer: 'slow answer', model: null, usage: null },
     ])
     expect(elapsed).toBeGreaterThanOrEqual(1000)
     // One after the other would take 2 s at least.
@@ -49,7 +49,7 @@ describe('relayAll()', () => {
     registerBackend(new MockBackend('picky', async () => 'never', { allowed: ['read-only'] }))
     const results = await relayAll({ prompt: 'p', repoPath: repo.path, sandbox: 'workspace-write', backends: ['broken', 'fine', 'nope', 'picky', 'buggy'] })
     expect(results.map((result) => [result.backend, result.ok])).toEqual([['broken', false], ['fine', true], ['nope', false], ['picky', false], ['buggy', false]])
-    expect(results[1]).toEqual({ backend: 'fine', ok: true, answer: 'fine answer' })
+    expect(results[1]).toEqual({ backend: 'fine', ok: true, answer: 'fine answer', model: null, usage: null })
     const [broken, , nope, picky, buggy] = results.map((result) => (result.ok ? undefined : result.error))
     expect(broken).toBeInstanceOf(RelayError)
     expect(broken).toMatchObject({ code: 'ERR_BACKEND_FAILED', message: 'it broke', backend: 'broken' })
@@ -158,7 +158,7 @@ describe('CLI --to a,b', () => {
     expect(result.code).toBe(1)
     const parsed = JSON.parse(result.stdout) as unknown[]
     expect(parsed).toEqual([
-      { backend: 'gemini', ok: true, answer: 'slow answer' },
+      { backend: 'gemini', ok: true, answer: 'slow answer', model: null, usage: null },
       { backend: 'nope', ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND', message: expect.stringContaining('nope') } },
     ])
   })

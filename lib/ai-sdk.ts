@@ -16,7 +16,7 @@ import type {
   SharedV4ProviderMetadata,
   SharedV4Warning,
 } from '@ai-sdk/provider' with { 'resolution-mode': 'import' }
-import { relay, relayStream, RelayError, type RelayOptions } from './index.js'
+import { relayDetailed, relayStreamDetailed, RelayError, type RelayAttempt, type RelayDetails, type RelayOptions, type RelayUsage } from './index.js'
 import { invalidArgType } from './internal/errors.js'
 import { requestOf } from './internal/ai-sdk-prompt.js'
 import { PROVIDER_OPTIONS_KEY, callSettings, schemaOf, settingWarnings, settingsArgument, type PhoneAFriendSettings } from './internal/ai-sdk-options.js'
@@ -31,8 +31,14 @@ export type PhoneAFriendProviderOptions = PhoneAFriendSettings
 
 /** What a result's `providerMetadata.phoneAFriend` holds. */
 export interface PhoneAFriendMetadata {
-  /** The backend that answered. */
+  /** The backend that answered (with `fallback`, maybe not the model's). */
   backend: string
+  /** The model that answered, when known. */
+  model?: string
+  /** What the answer cost, as far as the backend said, its dollars included (`costUsd`). */
+  usage?: RelayUsage
+  /** The backends asked before the one that answered (`fallback`), with why each could not. */
+  attempts?: RelayAttempt[]
   /**
    * The relay's `ERR_SCHEMA` text when the answer did not match the response format's schema: the
    * answer is then returned as it came, and the AI SDK's own check fails it
@@ -60,11 +66,14 @@ export const SCHEMA_ERROR_HEADER = 'x-phone-a-friend-schema-error'
 
 const STOP: LanguageModelV4FinishReason = { unified: 'stop', raw: undefined }
 
-/** No backend reports its token counts through the relay: every count is unknown. */
-function unknownUsage(): LanguageModelV4Usage {
+/** The relay's usage as the specification's: what the backend did not report is unknown. */
+function usageOf(usage: RelayUsage | null): LanguageModelV4Usage {
+  const { inputTokens, cachedInputTokens, outputTokens, reasoningTokens } = usage ?? {}
+  const less = (total: number | undefined, part: number | undefined): number | undefined => (total === undefined || part === undefined ? undefined : total - part)
   return {
-    inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+    inputTokens: { total: inputTokens, noCache: less(inputTokens, cachedInputTokens), cacheRead: cachedInputTokens, cacheWrite: undefined },
+    outputTokens: { total: outputTokens, text: less(outputTokens, reasoningTokens), reasoning: reasoningTokens },
+    ...(usage === null ? {} : { raw: { ...usage } }),
   }
 }
 
@@ -139,9 +148,22 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     }
   }
 
-  private responseModel(call: PreparedCall): { modelId: string } | Record<string, never> {
-    const model = call.options.model
+  /** The model that answered, as the backend named it, else the one the call named. */
+  private responseModel(call: PreparedCall, details?: RelayDetails): { modelId: string } | Record<string, never> {
+    const model = details?.model ?? call.options.model
     return typeof model === 'string' ? { modelId: model } : {}
+  }
+
+  /** The metadata of an answer: who gave it, with which model, at what cost, after whom. */
+  private answered(details: RelayDetails | undefined): PhoneAFriendMetadata {
+    if (details === undefined) return { backend: this.modelId }
+    const { backend, model, usage, attempts } = details
+    return {
+      backend,
+      ...(model === null ? {} : { model }),
+      ...(usage === null ? {} : { usage }),
+      ...(attempts.length === 0 ? {} : { attempts }),
+    }
   }
 
   /** `relay()`: the answer as one text part. */
@@ -152,9 +174,11 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     // With a schema, the text as produced: what is returned if the answer does not match.
     const produced: string[] = []
     let text: string
+    let details: RelayDetails | undefined
     let schemaError: string | undefined
     try {
-      text = await relay(call.schema === undefined ? call.options : { ...call.options, onChunk: (chunk) => void produced.push(chunk) })
+      details = await relayDetailed(call.schema === undefined ? call.options : { ...call.options, onChunk: (chunk) => void produced.push(chunk) })
+      text = details.answer
     } catch (error) {
       if (!isAnswerMismatch(error) || produced.length === 0) throw toAiSdkError(sdk, error, call.failed)
       text = produced.join('')
@@ -165,20 +189,21 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     return {
       content: [{ type: 'text', text }],
       finishReason: STOP,
-      usage: unknownUsage(),
+      usage: usageOf(details?.usage ?? null),
       warnings,
       request: { body: { backend: this.modelId, prompt: call.failed.request } },
       // The response's headers are what the AI SDK's NoObjectGeneratedError keeps of it (its body
       // only on request): the ERR_SCHEMA text rides there, as `error.response.headers[SCHEMA_ERROR_HEADER]`.
-      response: { timestamp, ...this.responseModel(call), ...(schemaError === undefined ? {} : { headers: { [SCHEMA_ERROR_HEADER]: schemaError } }) },
-      providerMetadata: metadataOf({ backend: this.modelId, ...(schemaError === undefined ? {} : { schemaError }) }),
+      response: { timestamp, ...this.responseModel(call, details), ...(schemaError === undefined ? {} : { headers: { [SCHEMA_ERROR_HEADER]: schemaError } }) },
+      providerMetadata: metadataOf({ ...this.answered(details), ...(schemaError === undefined ? {} : { schemaError }) }),
     }
   }
 
   /**
-   * `relayStream()`: `stream-start` (with the warnings so far) and `response-metadata` once the
-   * relay has started answering or failed, one text part of the chunks as they come, then
-   * `finish`; a failure is an `error` part then `finish` with the reason `error`. The stream is
+   * `relayStreamDetailed()`: `stream-start` (with the warnings so far) and `response-metadata` once
+   * the relay has started answering or failed, one text part of the chunks as they come, then
+   * `response-metadata` again with the model that answered, when it is known, and `finish` with
+   * the usage; a failure is an `error` part then `finish` with the reason `error`. The stream is
    * pulled: a consumer that stops reading pauses the backend, and cancelling the stream stops it
    * at once, as the AI SDK's abort signal does.
    */
@@ -190,13 +215,14 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
     // it is in, which may wait for the backend's next chunk until the deadline.
     const cancelled = new AbortController()
     const signal = options.abortSignal === undefined ? cancelled.signal : AbortSignal.any([options.abortSignal, cancelled.signal])
-    const chunks = relayStream({ ...call.options, signal })
+    const chunks = relayStreamDetailed({ ...call.options, signal })
     const TEXT = 'text-0'
     let started = false
     let textOpen = false
     let streamed = ''
     const backend = this.modelId
     const response = this.responseModel(call)
+    const model = this
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
       async pull(controller) {
         const start = (): void => {
@@ -211,14 +237,15 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
           streamed += delta
           controller.enqueue({ type: 'text-delta', id: TEXT, delta })
         }
-        const finish = (finishReason: LanguageModelV4FinishReason, metadata: Omit<PhoneAFriendMetadata, 'backend'>): void => {
+        const finish = (finishReason: LanguageModelV4FinishReason, metadata: Partial<PhoneAFriendMetadata>, details?: RelayDetails): void => {
           if (textOpen) controller.enqueue({ type: 'text-end', id: TEXT })
           const late = call.relayWarnings.splice(0)
           const providerMetadata = metadataOf({ backend, ...metadata, ...(late.length > 0 ? { warnings: late } : {}) })
-          controller.enqueue({ type: 'finish', finishReason, usage: unknownUsage(), providerMetadata })
+          if (details?.model != null) controller.enqueue({ type: 'response-metadata', modelId: details.model })
+          controller.enqueue({ type: 'finish', finishReason, usage: usageOf(details?.usage ?? null), providerMetadata })
           controller.close()
         }
-        let step: IteratorResult<string, string>
+        let step: IteratorResult<string, RelayDetails>
         try {
           step = await chunks.next()
         } catch (error) {
@@ -231,14 +258,16 @@ export class PhoneAFriendLanguageModel implements LanguageModelV4 {
         if (cancelled.signal.aborted) return
         start()
         if (!step.done) return text(step.value)
-        if (!textOpen && step.value.length > 0) text(step.value)
-        const differs = step.value.trim() !== streamed.trim()
-        finish(STOP, differs ? { answer: step.value } : {})
+        const details = step.value
+        const { answer } = details
+        if (!textOpen && answer.length > 0) text(answer)
+        const differs = answer.trim() !== streamed.trim()
+        finish(STOP, { ...model.answered(details), ...(differs ? { answer } : {}) }, details)
       },
       async cancel() {
         // Ends the relay: its backend is stopped (docs/API.md, "Streaming").
         cancelled.abort()
-        await chunks.return('').catch(() => undefined)
+        await chunks.return(undefined as never).catch(() => undefined)
       },
     })
     return { stream, request: { body: { backend, prompt: call.failed.request } } }

@@ -30,7 +30,7 @@ function internals(): typeof Core {
 
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions, type RelayErrorReason } from './internal/errors.js'
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
-export type { RelayAllResult, RelayAttempt, RelayDetails } from './internal/calls.js'
+export type { RelayAllResult, RelayAttempt, RelayDetails, RelayUsage } from './internal/calls.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction, DryRunCoverage, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'
@@ -84,8 +84,9 @@ export function relay(options: MaybeDryRunRelayOptions): Promise<string | DryRun
 }
 
 /**
- * `relay()`'s answer with what is known about it: the backend that answered, how a fitted diff
- * was fitted (`coverage`), the call's warnings and its duration. Not a dry run.
+ * `relay()`'s answer with what is known about it: the backend and model that answered, what it
+ * cost (`usage`), how a fitted diff was fitted (`coverage`), the backends that could not answer
+ * before it (`attempts`), the call's warnings and its duration. Not a dry run.
  */
 export function relayDetailed(options: RelayOptions): Promise<RelayDetails> {
   return rejecting(() => internals().calls.detailed(detailedOptions(internals().options.nativeRelayOptions(options), 'relayDetailed'), 'relay'))
@@ -114,6 +115,16 @@ export async function* relayStream(options: RelayOptions): AsyncGenerator<string
   // A dry run has nothing to stream; `relay({ dryRun: true })` describes the call.
   if (parsed.dryRun) throw invalidArgType('options.dryRun', 'false for relayStream() (use relay({ dryRun: true }))', true)
   return yield* internals().calls.relayStream(parsed)
+}
+
+/**
+ * `relayStream()` whose return value is the answer with what is known about it, as
+ * `relayDetailed()` resolves with it (`relayStream()`'s stays the answer alone, as the original's).
+ */
+export async function* relayStreamDetailed(options: RelayOptions): AsyncGenerator<string, RelayDetails, undefined> {
+  const parsed = internals().options.nativeRelayOptions(options)
+  if (parsed.dryRun) throw invalidArgType('options.dryRun', 'false for relayStreamDetailed() (use relay({ dryRun: true }))', true)
+  return yield* internals().calls.relayStreamDetailed(parsed)
 }
 
 /**

@@ -18,6 +18,7 @@ use crate::dry_run::{NativeCoverage, NativeDryRun};
 use crate::failure::{NativeFailure, RelayErrorReason};
 use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
+use crate::usage::NativeUsage;
 use relay_core::backend::CallLink;
 use relay_core::errors::RelayFailure;
 use relay_core::registry::Registry;
@@ -69,6 +70,10 @@ pub struct CallStep {
     pub coverage: Option<Vec<NativeCoverage>>,
     /// The backends asked before the one that answered (an answer with `fallback`).
     pub attempts: Option<Vec<NativeAttempt>>,
+    /// The model that answered, when known (an answer).
+    pub model: Option<String>,
+    /// What the answer cost, as far as the backend said (an answer).
+    pub usage: Option<NativeUsage>,
 }
 
 /// A backend that could not answer now, before the next was asked (`fallback`).
@@ -93,6 +98,8 @@ impl CallStep {
             backend: None,
             coverage: None,
             attempts: None,
+            model: None,
+            usage: None,
         }
     }
 
@@ -107,6 +114,8 @@ impl CallStep {
         match ended {
             Ok(Ending::Answer(answered)) => CallStep {
                 backend: Some(answered.backend),
+                model: answered.model,
+                usage: answered.usage.map(NativeUsage::from),
                 coverage: answered
                     .coverage
                     .map(|files| files.into_iter().map(NativeCoverage::from).collect()),

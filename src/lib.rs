@@ -16,6 +16,7 @@ mod mcp;
 mod relay_all;
 mod scope;
 mod sessions;
+mod usage;
 
 use napi_derive::napi;
 

@@ -4,6 +4,7 @@
 use napi_derive::napi;
 
 use crate::failure::NativeFailure;
+use crate::usage::NativeUsage;
 use relay_core::relay_all::BackendOutcome;
 
 /// How one backend of a `relayAll()` call settled: `answer` or `failure`.
@@ -12,6 +13,10 @@ pub struct NativeBackendOutcome {
     pub backend: String,
     pub answer: Option<String>,
     pub failure: Option<NativeFailure>,
+    /// The model that answered, when known.
+    pub model: Option<String>,
+    /// What its run cost, as far as the backend said (an answer or a failure).
+    pub usage: Option<NativeUsage>,
 }
 
 impl From<BackendOutcome> for NativeBackendOutcome {
@@ -24,6 +29,8 @@ impl From<BackendOutcome> for NativeBackendOutcome {
             backend: outcome.backend,
             answer,
             failure,
+            model: outcome.reported.model,
+            usage: outcome.reported.usage.map(NativeUsage::from),
         }
     }
 }

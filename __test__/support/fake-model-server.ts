@@ -61,6 +61,13 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/**
+ * The token counts every model answer reports, in each vendor's own way (docs/BACKENDS.md,
+ * "Usage"): `input` includes `cached`, `output` includes `reasoning`. Anthropic's `input_tokens`
+ * leaves out the cache read and write; gemini's `candidatesTokenCount` leaves out the thoughts.
+ */
+export const FAKE_USAGE = { input: 1234, cached: 200, cacheWrite: 30, output: 56, reasoning: 7 } as const
+
 export interface FakeModelServerOptions {
   /** The answer every model request gets. @default 'FAKE_ANSWER' */
   answer?: string;
@@ -613,12 +620,13 @@ function sendCodex(res: ServerResponse, answer: string, seq: number, parts: Fake
         : { type: 'function_call', id: `fc_fake_${seq}`, call_id: `call_fake_${seq}`, name: tool.name, arguments: text, status: 'completed' },
     );
   }
+  const u = FAKE_USAGE;
   const usage = {
-    input_tokens: 10,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: 5,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 15,
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: u.cached },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.input + u.output,
   };
   const sse = (event: Json): string => `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`;
   const created = sse({ type: 'response.created', response: { id: responseId, status: 'in_progress' } });
@@ -644,7 +652,7 @@ function geminiResponse(answer: string, model: string, last = true): Json {
         index: 0,
       },
     ],
-    ...(last ? { usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } : {}),
+    ...(last ? { usageMetadata: { promptTokenCount: FAKE_USAGE.input, cachedContentTokenCount: FAKE_USAGE.cached, candidatesTokenCount: FAKE_USAGE.output - FAKE_USAGE.reasoning, thoughtsTokenCount: FAKE_USAGE.reasoning, totalTokenCount: FAKE_USAGE.input + FAKE_USAGE.output } } : {}),
     modelVersion: model,
   };
 }
@@ -687,7 +695,7 @@ function sendGeminiCall(res: ServerResponse, name: string, args: Json, model: st
   startSse(res);
   const response = {
     candidates: [{ content: { role: 'model', parts: [{ functionCall: { name, args } }] }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    usageMetadata: { promptTokenCount: FAKE_USAGE.input, cachedContentTokenCount: FAKE_USAGE.cached, candidatesTokenCount: FAKE_USAGE.output - FAKE_USAGE.reasoning, thoughtsTokenCount: FAKE_USAGE.reasoning, totalTokenCount: FAKE_USAGE.input + FAKE_USAGE.output },
     modelVersion: model,
   };
   res.end(`data: ${JSON.stringify(response)}\r\n\r\n`);
@@ -723,7 +731,8 @@ interface Turn {
 function sendAnthropic(res: ServerResponse, body: unknown, seq: number, turn: Turn, pace: Pace): void {
   const model = stringField(body, 'model') ?? 'claude-fake';
   const id = `msg_fake_${seq}`;
-  const usage = { input_tokens: 10, output_tokens: 5 };
+  const u = FAKE_USAGE;
+  const usage = { input_tokens: u.input - u.cached - u.cacheWrite, cache_read_input_tokens: u.cached, cache_creation_input_tokens: u.cacheWrite, output_tokens: u.output };
   const toolId = `toolu_fake_${seq}`;
   const text = turn.pieces.join('');
   if (field(body, 'stream') !== true) {
@@ -750,7 +759,7 @@ function sendAnthropic(res: ServerResponse, body: unknown, seq: number, turn: Tu
       sse({ type: 'content_block_stop', index: 1 });
   }
   end +=
-    sse({ type: 'message_delta', delta: { stop_reason: turn.tool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }) +
+    sse({ type: 'message_delta', delta: { stop_reason: turn.tool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: FAKE_USAGE.output } }) +
     sse({ type: 'message_stop' });
   events[0] = start + events[0];
   events[events.length - 1] += end;
@@ -762,7 +771,8 @@ function sendOpenAiChat(res: ServerResponse, body: unknown, seq: number, turn: T
   const model = stringField(body, 'model') ?? 'fake-model';
   const id = `chatcmpl-fake-${seq}`;
   const created = Math.floor(Date.now() / 1000);
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const u = FAKE_USAGE;
+  const usage = { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cached }, completion_tokens_details: { reasoning_tokens: u.reasoning } };
   const finish = turn.tool ? 'tool_calls' : 'stop';
   const toolCall = turn.tool
     ? { id: `call_fake_${seq}`, type: 'function', function: { name: turn.tool.name, arguments: JSON.stringify(turn.tool.input) } }

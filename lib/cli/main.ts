@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isatty } from 'node:tty'
 import { parseArgs } from 'node:util'
-import type { RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
+import type { RelayAllOptions, RelayDetails, RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { RelayError } from '../internal/errors.js'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
@@ -37,6 +37,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'no-stream': { type: 'boolean' },
   raw: { type: 'boolean' },
+  verbose: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   'show-envelope': { type: 'boolean' },
   schema: { type: 'string' },
@@ -435,13 +436,13 @@ function drained(stream: NodeJS.WriteStream, signal: AbortSignal): Promise<void>
 
 /**
  * Runs the request, printing the answer as it comes (docs/CONTRACT.md §10); resolves with the final
- * answer. A relay goes through relayStream(), so a reader slower than the backend holds the backend
+ * answer. A relay goes through relayStreamDetailed(), so a reader slower than the backend holds the backend
  * back (stdout is asynchronous on a pipe: without waiting for 'drain', Node would buffer whatever
  * the backend sends). A review has no generator in the API, only onChunk.
  */
-async function streamAnswer(library: typeof import('../index.js'), request: Request, printer: AnswerPrinter, signal: AbortSignal): Promise<string> {
-  if (request.review) return library.reviewRelay({ ...request.options, onChunk: (text) => void printer.write(text) })
-  const stream = library.relayStream(request.options)
+async function streamAnswer(library: typeof import('../index.js'), request: Request, printer: AnswerPrinter, signal: AbortSignal): Promise<RelayDetails> {
+  if (request.review) return library.reviewRelayDetailed({ ...request.options, onChunk: (text) => void printer.write(text) })
+  const stream = library.relayStreamDetailed(request.options)
   try {
     for (;;) {
       const step = await stream.next()
@@ -449,8 +450,14 @@ async function streamAnswer(library: typeof import('../index.js'), request: Requ
       if (!printer.write(step.value)) await drained(process.stdout, signal)
     }
   } finally {
-    await stream.return('') // left early (a throw here): the backend is stopped; else nothing
+    await stream.return(undefined as never) // left early (a throw here): the backend is stopped; else nothing
   }
+}
+
+/** `--verbose`: who answered, in how long, at what cost, on stderr after the answer. */
+async function printSummary(details: RelayDetails): Promise<void> {
+  const { formatSummary } = await import('./summary.js')
+  process.stderr.write(`${printableLines(formatSummary(details))}\n`)
 }
 
 /** `--verdict`'s exit codes: 0 ship, 4 iterate, 3 abstain (1 stays "the relay failed"). */
@@ -488,17 +495,19 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     // JSON answers (--schema, --verdict) are all or nothing: never streamed.
     if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
       const details = request.review ? await library.reviewRelayDetailed(request.options) : await library.relayDetailed(request.options)
-      const { answer, backend: answered, coverage, attempts, durationMs } = details
+      const { answer, backend: answered, model, usage, coverage, attempts, durationMs } = details
       stopSpinner()
-      process.stdout.write(flags.json ? `${printableJson({ ok: true, answer, output: answer, backend: answered, coverage, attempts, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
+      process.stdout.write(flags.json ? `${printableJson({ ok: true, answer, output: answer, backend: answered, model, usage, coverage, attempts, durationMs: Math.round(durationMs) })}\n` : `${shownText(answer)}\n`)
+      if (flags.verbose) await printSummary(details)
       return flags.verdict ? verdictExitCode(library.parseVerdict(answer).verdict) : 0
     }
     // The spinner shares the terminal with stdout: it goes before the first byte of the answer.
     const stdout = { write: (text: string) => process.stdout.write(shownText(text)), get destroyed() { return process.stdout.destroyed } }
     printer = new AnswerPrinter(stdout, stopSpinner, library.MAX_OUTPUT_BYTES)
-    const answer = await streamAnswer(library, request, printer, life.signal)
+    const details = await streamAnswer(library, request, printer, life.signal)
     stopSpinner()
-    printer.finish(answer)
+    printer.finish(details.answer)
+    if (flags.verbose) await printSummary(details)
     return 0
   } catch (error) {
     stopSpinner()

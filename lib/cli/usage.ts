@@ -1,5 +1,5 @@
 export const USAGE_LINE =
-  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--fallback <backends>] [--timeout <s>] [--idle-timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json]'
+  'Usage: phone-a-friend [relay] --prompt <text|-> [--to <backend>] [--repo <dir>] [--context-file <file> | --context-text <text>] [--include-diff] [--no-fit] [--max-prompt-bytes <n>] [--fallback <backends>] [--timeout <s>] [--idle-timeout <s>] [--model <m>] [--sandbox <mode>] [--review] [--base <ref>] [--session <label>] [--backend-session <id>] [--schema <file|json>] [--verdict] [--dry-run [--show-envelope]] [--no-stream] [--raw] [--json] [--verbose]'
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
@@ -51,9 +51,11 @@ const RELAY_OPTIONS = `Relay options:
       --raw                Print the answer's bytes as they are on a terminal too (by default a
                            terminal gets escape sequences and other control characters of the
                            answer written as \\u{1b}; a pipe or a file always gets the bytes)
-      --json               Print { ok, answer, backend, coverage, attempts, … } or
-                           { ok, backend?, error: { code, message, reason, … } } on stdout
-                           (usage errors too, as code ERR_USAGE); never streams`
+      --json               Print { ok, answer, backend, model, usage, coverage, attempts, … }
+                           or { ok, backend?, error: { code, message, reason, … } } on stdout
+                           (usage errors too, as code ERR_USAGE); never streams
+      --verbose            After the answer, say on stderr who answered, in how long and what
+                           it cost (tokens, dollars), as far as the backend said`
 
 const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>"
 (after part of the answer was printed, that part stays on stdout).

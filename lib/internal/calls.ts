@@ -1,7 +1,7 @@
 // The one road of a call on the JS side (docs/ARCHITECTURE.md §2): open it (environment, cwd,
 // the call's record), start it in the scope (one native entry per operation), read its steps
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
-import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure } from '../../binding.js'
+import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeUsage } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode, type RelayErrorReason } from './errors.js'
 import { currentBackendDepth } from './depth.js'
@@ -177,12 +177,31 @@ async function relayHere(options: CallOptions, call: OpenCall, direct: DirectRel
 }
 
 /** A backend that could not answer now, before the next was asked (`fallback`). */
-export interface RelayAttempt {
+export type RelayAttempt = {
   backend: string
   /** Why it could not (docs/ERRORS.md, `reason`). */
   reason: RelayErrorReason
   code: RelayErrorCode
   message: string
+}
+
+/**
+ * What an answer cost, as far as its backend said (docs/CONTRACT.md §8b); a field it did not
+ * report is absent. `inputTokens` includes `cachedInputTokens`, as the AI SDK counts them. A type,
+ * not an interface, so that it is a JSON object to the AI SDK's provider metadata.
+ */
+export type RelayUsage = {
+  inputTokens?: number
+  outputTokens?: number
+  cachedInputTokens?: number
+  reasoningTokens?: number
+  costUsd?: number
+}
+
+/** A native usage as `RelayUsage`: only the fields the backend reported. */
+export function toUsage(usage: NativeUsage | null | undefined): RelayUsage | null {
+  if (usage === undefined || usage === null) return null
+  return Object.fromEntries(Object.entries(usage).filter(([, value]) => typeof value === 'number')) as RelayUsage
 }
 
 /** An answer with what is known about it: `relayDetailed()` and `reviewRelayDetailed()` resolve with it. */
@@ -191,6 +210,10 @@ export interface RelayDetails {
   answer: string
   /** The backend that answered. */
   backend: string
+  /** The model that answered: as the backend named it, else as the call named it; `null` when neither did. */
+  model: string | null
+  /** What the answer cost, as far as the backend said; `null` when it said nothing (docs/CONTRACT.md §8b). */
+  usage: RelayUsage | null
   /** With `fit`, how a diff too large to send whole was fitted, every changed file in git's order (docs/CONTRACT.md §6a); `null` when it went whole (or there was none). */
   coverage: DryRunCoverage[] | null
   /** The backends asked before the one that answered (`fallback`), in order, with why each could not answer. */
@@ -201,6 +224,21 @@ export interface RelayDetails {
   durationMs: number
 }
 
+/** What is known about an answer, from its last step. */
+function detailsOf({ step }: Ended, warnings: string[], started: number): RelayDetails {
+  const attempts = (step.attempts ?? []).map(({ backend, reason, code, message }) => ({ backend, reason, code: code as RelayErrorCode, message }))
+  return {
+    answer: step.text ?? '',
+    backend: step.backend ?? '',
+    model: step.model ?? null,
+    usage: toUsage(step.usage),
+    coverage: toCoverage(step.coverage),
+    attempts,
+    warnings,
+    durationMs: performance.now() - started,
+  }
+}
+
 /** `relayDetailed()` and `reviewRelayDetailed()`: the call on the runtime's road, its answer with what is known about it. */
 export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): Promise<RelayDetails> {
   const started = performance.now()
@@ -208,15 +246,20 @@ export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): P
   const { options, onChunk } = parsed
   const mode = { dryRun: false, stream: onChunk !== undefined }
   const start = (caller: NativeCaller): NativeCall | NativeFailure => (operation === 'relay' ? scope().relay(options, caller, mode) : scope().review(options, caller, mode))
-  const { step } = await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk)
-  const attempts = (step.attempts ?? []).map(({ backend, reason, code, message }) => ({ backend, reason, code: code as RelayErrorCode, message }))
-  return { answer: step.text ?? '', backend: step.backend ?? '', coverage: toCoverage(step.coverage), attempts, warnings, durationMs: performance.now() - started }
+  return detailsOf(await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk), warnings, started)
 }
 
 /** `relayStream()`: the text as it comes; returns the answer. */
 export async function* relayStream(parsed: Parsed): AsyncGenerator<string, string, undefined> {
+  return (yield* relayStreamDetailed(parsed)).answer
+}
+
+/** `relayStreamDetailed()`: the text as it comes; returns the answer with what is known about it. */
+export async function* relayStreamDetailed(parsed: Parsed): AsyncGenerator<string, RelayDetails, undefined> {
+  const started = performance.now()
+  const warnings: string[] = []
   const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true })
-  return answerOf(yield* steps(() => begin(parsed, start), parsed.signal))
+  return detailsOf(yield* steps(() => begin({ ...parsed, warnings }, start), parsed.signal), warnings, started)
 }
 
 /** `reviewRelay()`. */
@@ -226,8 +269,13 @@ export async function review(parsed: Parsed): Promise<string | DryRun> {
   return endOf(await settle(steps(() => begin(parsed, start), parsed.signal), onChunk))
 }
 
-/** How one backend of a `relayAll()` call settled. */
-export type RelayAllResult = { backend: string; ok: true; answer: string } | { backend: string; ok: false; error: RelayError }
+/**
+ * How one backend of a `relayAll()` call settled; `model` and `usage` as `relayDetailed()` gives
+ * them (`usage` `null` when the backend said nothing, as a failed one mostly does).
+ */
+export type RelayAllResult =
+  | { backend: string; ok: true; answer: string; model: string | null; usage: RelayUsage | null }
+  | { backend: string; ok: false; error: RelayError; model: string | null; usage: RelayUsage | null }
 
 /**
  * `relayAll()`: a failure of the whole call rejects; each backend's own failure becomes its
@@ -238,12 +286,13 @@ export type RelayAllResult = { backend: string; ok: true; answer: string } | { b
 export async function relayAll(parsed: Parsed & { backends: string[] }): Promise<RelayAllResult[]> {
   const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relayAll(parsed.options, parsed.backends, caller)
   const { step, record } = await settle(steps(() => begin(parsed, start), parsed.signal))
-  return (step.outcomes ?? []).map(({ backend, answer, failure }): RelayAllResult => {
-    if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '' }
+  return (step.outcomes ?? []).map(({ backend, answer, failure, model, usage }): RelayAllResult => {
+    const known = { model: model ?? null, usage: toUsage(usage) }
+    if (failure === undefined || failure === null) return { backend, ok: true, answer: answer ?? '', ...known }
     const error = fromNative(failure, record)
-    if (error instanceof RelayError) return { backend, ok: false, error }
+    if (error instanceof RelayError) return { backend, ok: false, error, ...known }
     const message = error instanceof Error ? error.message : String(error)
-    return { backend, ok: false, error: new RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }) }
+    return { backend, ok: false, error: new RelayError(message, 'ERR_BACKEND_FAILED', { backend, cause: error }), ...known }
   })
 }
 

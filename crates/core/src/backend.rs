@@ -15,6 +15,7 @@ use crate::progress::Progress;
 use crate::schema::Schema;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::stream::ChunkSink;
+use crate::usage::RunReport;
 
 /// What every backend request carries, a run's or a native review's: where the backend works,
 /// for how long, what it may change, with which model and environment, where its text goes.
@@ -48,6 +49,9 @@ pub struct Terms {
     /// What the backend produces touches it; a backend stops once it is marked stalled
     /// (`idleTimeoutSeconds`). Each run gets its own ([`Progress::restarted`]).
     pub progress: Progress,
+    /// Where the backend records its usage and the model that answered, as it learns them.
+    /// Each run gets its own (`relay::run_backend`).
+    pub report: RunReport,
 }
 
 impl Terms {

@@ -43,4 +43,5 @@ pub mod supervisor;
 #[cfg(test)]
 mod test_http;
 pub mod text;
+pub mod usage;
 pub mod verdict;

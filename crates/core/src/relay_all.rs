@@ -15,9 +15,10 @@ use crate::backend::Backend;
 use crate::errors::{RelayError, RelayFailure};
 use crate::registry::Registry;
 use crate::relay::{
-    check_backend, checked, prepare_run, run_backend, CallBackends, CallContext, Prepared,
+    check_backend, checked, prepare_run, run_backend, CallBackends, CallContext, Prepared, Ran,
     RelayRequest,
 };
+use crate::usage::Reported;
 
 /// Each backend that passed its check 4.
 impl CallBackends for Vec<(String, Result<Arc<dyn Backend>, RelayError>)> {
@@ -33,6 +34,8 @@ impl CallBackends for Vec<(String, Result<Arc<dyn Backend>, RelayError>)> {
 pub struct BackendOutcome {
     pub backend: String,
     pub outcome: Result<String, RelayFailure>,
+    /// What its run said about itself (usage, model), answer or not.
+    pub reported: Reported,
 }
 
 /// Runs `request` on every backend of `backends` (in that order in the result; a name given
@@ -73,16 +76,20 @@ pub async fn relay_all(
         let request = request.clone();
         let (deadline, schema) = (&deadline, &schema);
         async move {
-            let outcome = match backend {
+            let (outcome, reported) = match backend {
                 Ok(backend) => match run_backend(backend, request, deadline).await {
-                    Ok(answer) => checked(answer, schema.as_ref(), false, &name, deadline).await,
-                    Err(failure) => Err(failure),
+                    Ok(Ran { answer, reported }) => (
+                        checked(answer, schema.as_ref(), false, &name, deadline).await,
+                        reported,
+                    ),
+                    Err(failure) => (Err(failure), Reported::default()),
                 },
-                Err(refused) => Err(refused.into()),
+                Err(refused) => (Err(refused.into()), Reported::default()),
             };
             BackendOutcome {
                 backend: name,
                 outcome,
+                reported,
             }
         }
     });

@@ -18,3 +18,13 @@ pub fn optional_seconds(_: &mut SchemaGenerator) -> Schema {
 pub fn optional_byte_count(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": ["integer", "null"], "minimum": 0 })
 }
+
+/// A count (tokens), when there is one.
+pub fn optional_count(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["integer", "null"], "minimum": 0 })
+}
+
+/// An amount (dollars), when there is one.
+pub fn optional_amount(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["number", "null"], "minimum": 0 })
+}

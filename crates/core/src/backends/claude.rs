@@ -25,6 +25,7 @@ use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::{uuid_session_flags, ResumeStrategy};
 use crate::text::{is_js_whitespace, js_trim};
+use crate::usage::{count, Reported, Usage};
 
 /// The tools a read-only run is offered: reading and searching only (no shell, no writes, no
 /// web). `--tools` decides what the model is offered at all; the same list in `--allowedTools`
@@ -119,6 +120,8 @@ pub(crate) struct ClaudeEvents {
     /// The session claude used, as its events name it (the `result` event last): on a resumed
     /// turn, the one it really continued.
     session_id: Option<String>,
+    /// The `result` event's totals and the model its `init` event named.
+    reported: Reported,
 }
 
 impl EventParser for ClaudeEvents {
@@ -148,6 +151,18 @@ impl EventParser for ClaudeEvents {
             }
             "result" => {
                 self.outcome = Some(outcome(&event));
+                self.reported.usage = usage_of(&event);
+                // `modelUsage` names each model that answered, `init` the one asked.
+                if let Some(Value::Object(models)) = event.get("modelUsage") {
+                    if let [(model, _)] = models.iter().collect::<Vec<_>>()[..] {
+                        self.reported.model = Some(model.clone());
+                    }
+                }
+                None
+            }
+            "system" if event.get("subtype").and_then(Value::as_str) == Some("init") => {
+                let model = event.get("model").and_then(Value::as_str);
+                self.reported.model = model.map(str::to_string);
                 None
             }
             _ => None,
@@ -187,6 +202,23 @@ impl ClaudeEvents {
             _ => None,
         }
     }
+}
+
+/// The `result` event's totals, summed over the run's requests (docs/BACKENDS.md, "Usage"):
+/// Anthropic counts cache reads and writes apart from `input_tokens`, the relay within them.
+fn usage_of(event: &Map<String, Value>) -> Option<Usage> {
+    let usage = event.get("usage")?;
+    let fresh = count(usage.get("input_tokens"));
+    let read = count(usage.get("cache_read_input_tokens"));
+    let written = count(usage.get("cache_creation_input_tokens"));
+    let details = usage.get("output_tokens_details");
+    Some(Usage {
+        input_tokens: fresh.map(|fresh| fresh + read.unwrap_or(0) + written.unwrap_or(0)),
+        output_tokens: count(usage.get("output_tokens")),
+        cached_input_tokens: read,
+        reasoning_tokens: count(details.and_then(|details| details.get("thinking_tokens"))),
+        cost_usd: event.get("total_cost_usd").and_then(Value::as_f64),
+    })
 }
 
 /// The `result` event's answer or failure.
@@ -231,6 +263,7 @@ impl CliEvents for ClaudeEvents {
         };
         Ending {
             session_id: self.session_id,
+            reported: self.reported,
             failed,
             answer,
             // Past stderr, where claude's refusals before any request are (a bad flag, root with
@@ -360,6 +393,28 @@ mod tests {
             trimmed_len: 11,
         };
         assert_eq!(events.outcome, Some(Outcome::Answer(answer)));
+    }
+
+    #[test]
+    fn the_result_event_gives_the_runs_usage_cost_and_model() {
+        // claude 2.1.330's `result` of a run with a tool call (two requests), as printed with the
+        // fake model server's counts, its other fields left out.
+        let result = r#"{"type":"result","subtype":"success","is_error":false,"result":"Hi there!","session_id":"b6eaf44b-b16b-4c02-a5b8-f567f385d21b","total_cost_usd":0.019906,"usage":{"input_tokens":4234,"cache_creation_input_tokens":70,"cache_read_input_tokens":500,"output_tokens":126,"output_tokens_details":{"thinking_tokens":0}},"modelUsage":{"claude-opus-5-5":{"inputTokens":4234,"outputTokens":126,"cacheReadInputTokens":500,"cacheCreationInputTokens":70,"costUSD":0.019906}},"num_turns":2}"#;
+        let mut events = ClaudeEvents::default();
+        feed(&mut events, &[result]);
+        let reported = events.end().reported;
+        assert_eq!(reported.model.as_deref(), Some("claude-opus-5-5"));
+        assert_eq!(
+            reported.usage,
+            Some(Usage {
+                // Anthropic's input_tokens leave out the cache: the relay counts it in.
+                input_tokens: Some(4234 + 500 + 70),
+                output_tokens: Some(126),
+                cached_input_tokens: Some(500),
+                reasoning_tokens: Some(0),
+                cost_usd: Some(0.019906),
+            })
+        );
     }
 
     #[test]

@@ -18,7 +18,8 @@ use crate::env::Env;
 use crate::errors::BackendFailureKind;
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::sessions::ResumeStrategy;
-use crate::subprocess::{ProcessSpec, StdinSource};
+use crate::subprocess::{ProcessOutput, ProcessSpec, StdinSource};
+use crate::usage::Reported;
 
 /// What one of these CLIs is, beyond the run they share.
 pub(crate) trait Cli: 'static {
@@ -54,6 +55,8 @@ pub(crate) struct Ending {
     /// The session the CLI used, as its events named it: on a resumed turn, the one it really
     /// continued.
     pub session_id: Option<String>,
+    /// Its usage and the model that answered, as far as its events said.
+    pub reported: Reported,
     /// The CLI reported a failure itself: these words, whatever its exit code.
     pub failed: Option<String>,
     /// The answer the events carried; `None` when there were none, stdout then being plain
@@ -153,19 +156,29 @@ async fn run_found<C: Cli>(
         cancel,
     )
     .await;
-    let ending = events.end();
+    let mut ending = events.end();
+    request
+        .terms
+        .report
+        .record(std::mem::take(&mut ending.reported));
     // Stopped: what its events said last (a failure they reported) goes with the time-out, and
     // what it had answered so far.
-    let mut output = match run {
+    let output = match run {
         Ok(output) => output,
         Err(e) => {
             let failure = label.process_failure(e, request.terms.timeout, ending.failed.as_deref());
             return Err(failure.with_partial(ending.answer.map(|answer| answer.text)));
         }
     };
-    if let (Some(session), Some(id)) = (&request.session, ending.session_id) {
+    if let (Some(session), Some(id)) = (&request.session, ending.session_id.take()) {
         session.reported.set(id);
     }
+    answer_of(&label, ending, output)
+}
+
+/// What a CLI that ran to its end answered, or why that is a failure: a failure its events
+/// reported, an exit code other than 0, events cut short.
+fn answer_of(label: &CliLabel<'_>, ending: Ending, mut output: ProcessOutput) -> BackendResult {
     if let Some(message) = ending.failed {
         return Err(BackendFailure::with_words(
             BackendFailureKind::Failed,

@@ -30,6 +30,7 @@ use crate::lines::StdoutLine;
 use crate::sessions::{ResumeStrategy, SessionTurn};
 use crate::subprocess::{read_bounded_file, ProcessError, ProcessSpec, StdinSource};
 use crate::text::js_trim;
+use crate::usage::{count, Usage};
 
 const EXEC: CliLabel<'static> = CliLabel {
     program: builtin::CODEX.name,
@@ -109,6 +110,8 @@ struct CodexEvents {
     /// Why the turn failed: `turn.failed`'s error, else the last `error` event.
     turn_failed: Option<String>,
     last_error: Option<String>,
+    /// Every `turn.completed`'s usage, added up (one a run, summed over its requests).
+    usage: Option<Usage>,
 }
 
 impl EventParser for CodexEvents {
@@ -159,6 +162,11 @@ impl EventParser for CodexEvents {
                     format!("\n\n{text}")
                 })
             }
+            "turn.completed" => {
+                let turn = turn_usage(event.get("usage")?);
+                self.usage = Some(self.usage.unwrap_or_default().plus(turn));
+                None
+            }
             "turn.failed" => {
                 self.turn_failed =
                     text_of(event.get("error").and_then(|error| error.get("message")));
@@ -170,6 +178,18 @@ impl EventParser for CodexEvents {
             }
             _ => None,
         }
+    }
+}
+
+/// A turn's tokens (docs/BACKENDS.md, "Usage"): OpenAI counts the cached within `input_tokens`
+/// and the reasoning within `output_tokens`, as the relay does; codex reports no cost.
+fn turn_usage(usage: &Value) -> Usage {
+    Usage {
+        input_tokens: count(usage.get("input_tokens")),
+        output_tokens: count(usage.get("output_tokens")),
+        cached_input_tokens: count(usage.get("cached_input_tokens")),
+        reasoning_tokens: count(usage.get("reasoning_output_tokens")),
+        cost_usd: None,
     }
 }
 
@@ -333,6 +353,9 @@ async fn invoke_found(
     };
     let mut events = CodexEvents::default();
     let run = run_with_events(spec, &mut events, &invocation.terms.chunks, None, cancel).await;
+    if let Some(usage) = events.usage {
+        invocation.terms.report.usage(usage);
+    }
     // Stopped: its last error event (`Reconnecting... 2/5 (…)`) says why it did not finish.
     let mut output = run.map_err(|e| {
         label
@@ -538,6 +561,24 @@ mod tests {
             Some("01a208b7-2ebb-73a3-bc79-91f311f26ffd")
         );
         assert_eq!((events.turn_failed, events.last_error), (None, None));
+    }
+
+    #[test]
+    fn turn_completed_gives_the_usage() {
+        // codex 0.169's last event of a run with a tool call (two requests, summed by codex).
+        let turn = r#"{"type":"turn.completed","usage":{"input_tokens":4234,"cached_input_tokens":500,"cache_write_input_tokens":0,"output_tokens":126,"reasoning_output_tokens":16}}"#;
+        let mut events = CodexEvents::default();
+        feed(&mut events, &[turn]);
+        assert_eq!(
+            events.usage,
+            Some(Usage {
+                input_tokens: Some(4234),
+                output_tokens: Some(126),
+                cached_input_tokens: Some(500),
+                reasoning_tokens: Some(16),
+                cost_usd: None,
+            })
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::{uuid_session_flags, ResumeStrategy};
 use crate::text::is_js_whitespace;
+use crate::usage::{count, Reported, Usage};
 
 /// gemini (Node) drops what it has not yet written to stdout when it exits, and writes a whole
 /// event at once: the first event echoes the prompt (up to 500,000 bytes and its JSON escapes),
@@ -55,6 +56,8 @@ pub(crate) struct GeminiEvents {
     /// The session gemini used, from its `init` event: on a resumed turn, the one it really
     /// continued.
     session_id: Option<String>,
+    /// The `result` event's `stats`.
+    reported: Reported,
 }
 
 impl Default for GeminiEvents {
@@ -67,6 +70,7 @@ impl Default for GeminiEvents {
             error: None,
             ended: false,
             session_id: None,
+            reported: Reported::default(),
         }
     }
 }
@@ -110,6 +114,7 @@ impl EventParser for GeminiEvents {
             }
             "result" => {
                 self.ended = true;
+                self.reported = reported(event.get("stats"));
                 if event.get("status").and_then(Value::as_str) == Some("success") {
                     return None;
                 }
@@ -125,6 +130,28 @@ impl EventParser for GeminiEvents {
     }
 }
 
+/// The `result` event's `stats`, summed over the run's requests (docs/BACKENDS.md, "Usage"):
+/// `input_tokens` holds the `cached` ones; gemini reports no thoughts nor cost. The model is the
+/// one `stats.models` names when it names one (`init` names the one asked, `auto` by default).
+fn reported(stats: Option<&Value>) -> Reported {
+    let Some(stats) = stats else {
+        return Reported::default();
+    };
+    let model = match stats.get("models") {
+        Some(Value::Object(models)) if models.len() == 1 => models.keys().next().cloned(),
+        _ => None,
+    };
+    Reported {
+        usage: Some(Usage {
+            input_tokens: count(stats.get("input_tokens")),
+            output_tokens: count(stats.get("output_tokens")),
+            cached_input_tokens: count(stats.get("cached")),
+            ..Usage::default()
+        }),
+        model,
+    }
+}
+
 impl CliEvents for GeminiEvents {
     /// The answer is the assistant's text, trimmed and measured; past the output limit when
     /// some was unread.
@@ -132,6 +159,7 @@ impl CliEvents for GeminiEvents {
         let answer = counting_unread(self.answer.finish(), self.unread);
         Ending {
             session_id: self.session_id,
+            reported: self.reported,
             failed: None,
             // Without events stdout is plain text, as `--output-format text` prints it.
             answer: self.saw_events.then_some(answer),
@@ -213,6 +241,30 @@ mod tests {
         assert_eq!(answer.text, "Hello there, friend of mine! ünïcødé 😀 end.");
         assert_eq!(answer.trimmed_len, answer.text.len() as u64);
         assert_eq!((ending.exit_words, ending.cut_short), (None, None));
+    }
+
+    #[test]
+    fn the_result_events_stats_give_the_usage_and_the_model_called() {
+        // gemini 0.61's `result` of a run with a tool call, as printed with the fake model
+        // server's counts: `init` named `auto`, `stats.models` the model called.
+        let result = r#"{"type":"result","timestamp":"2026-11-29T08:37:24.348Z","status":"success","stats":{"total_tokens":4376,"input_tokens":4234,"output_tokens":126,"cached":500,"input":3734,"duration_ms":253,"tool_calls":1,"models":{"gemini-3.1-pro-preview-customtools":{"total_tokens":4376,"input_tokens":4234,"output_tokens":126,"cached":500,"input":3734}}}}"#;
+        let mut events = GeminiEvents::default();
+        feed(&mut events, &[result]);
+        let reported = events.end().reported;
+        assert_eq!(
+            reported.model.as_deref(),
+            Some("gemini-3.1-pro-preview-customtools")
+        );
+        assert_eq!(
+            reported.usage,
+            Some(Usage {
+                input_tokens: Some(4234),
+                output_tokens: Some(126),
+                cached_input_tokens: Some(500),
+                reasoning_tokens: None,
+                cost_usd: None,
+            })
+        );
     }
 
     #[test]

@@ -277,6 +277,7 @@ async fn exchange(
                 ChatEvent::Error(error) => {
                     return Ok(Err(failed(format!("Ollama error: {error}"))))
                 }
+                ChatEvent::Counted(reported) => terms.report.record(reported),
                 ChatEvent::Done => {
                     read_rest_of_body(&mut response).await;
                     return Ok(settle(answer));
@@ -489,6 +490,7 @@ mod tests {
             prompt_limit: crate::limits::MAX_PROMPT_BYTES,
             window: None,
             progress: crate::progress::Progress::unwatched(),
+            report: crate::usage::RunReport::default(),
             chunks: crate::stream::ChunkSink::discard(),
             link: crate::backend::CallLink::default(),
         }

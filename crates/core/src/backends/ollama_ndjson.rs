@@ -21,6 +21,7 @@
 use serde::Deserialize;
 
 use crate::text::{js_string, js_truthy};
+use crate::usage::{Reported, Usage};
 
 /// The longest line read: a real Ollama line holds one token and its metadata (a few hundred
 /// bytes; the last line adds timing statistics), so this only stops a server gone astray.
@@ -35,6 +36,14 @@ struct ChatLine {
     message: Option<ChatLineMessage>,
     #[serde(default)]
     done: Option<bool>,
+    #[serde(default)]
+    model: Option<String>,
+    /// The prompt's tokens (the done line).
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    /// The answer's tokens (the done line).
+    #[serde(default)]
+    eval_count: Option<u64>,
     /// Any JSON value: the original reports whatever is truthy, as JavaScript's `String()`.
     #[serde(default)]
     error: Option<serde_json::Value>,
@@ -47,13 +56,15 @@ struct ChatLineMessage {
 }
 
 /// What one line says, in the order the lines came.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub(crate) enum ChatEvent {
     /// A non-empty piece of `message.content`.
     Content(String),
     /// A truthy `error` (JavaScript's sense), as `String()` prints it: the run failed (any
     /// content of that line is dropped).
     Error(String),
+    /// The done line's counts (Ollama reports no cache, reasoning or cost) and its model.
+    Counted(Reported),
     /// `"done": true`: the answer is complete.
     Done,
 }
@@ -159,6 +170,17 @@ impl ChatStream {
             events.push(ChatEvent::Content(content));
         }
         if parsed.done == Some(true) {
+            if parsed.prompt_eval_count.is_some() || parsed.eval_count.is_some() {
+                let usage = Usage {
+                    input_tokens: parsed.prompt_eval_count,
+                    output_tokens: parsed.eval_count,
+                    ..Usage::default()
+                };
+                events.push(ChatEvent::Counted(Reported {
+                    usage: Some(usage),
+                    model: parsed.model,
+                }));
+            }
             events.push(ChatEvent::Done);
         }
         Ok(())
@@ -207,9 +229,22 @@ mod tests {
             r#"{"model":"llama3.2","created_at":"2024-07-01T10:00:00.3Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":4883583458,"load_duration":1334875,"prompt_eval_count":26,"prompt_eval_duration":342546000,"eval_count":282,"eval_duration":4535599000}"#,
             "\n",
         );
+        let counted = ChatEvent::Counted(Reported {
+            usage: Some(Usage {
+                input_tokens: Some(26),
+                output_tokens: Some(282),
+                ..Usage::default()
+            }),
+            model: Some("llama3.2".into()),
+        });
         assert_eq!(
             read_any_split(body),
-            Ok(vec![content("The"), content(" sky"), ChatEvent::Done])
+            Ok(vec![
+                content("The"),
+                content(" sky"),
+                counted,
+                ChatEvent::Done
+            ])
         );
     }
 

@@ -23,6 +23,7 @@ use crate::limits::MAX_OUTPUT_BYTES;
 use crate::lines::StdoutLine;
 use crate::sessions::ResumeStrategy;
 use crate::text::js_trim;
+use crate::usage::{count, Reported, Usage};
 
 /// The session title: any fixed one spares the model call that would make one up.
 const TITLE: &str = "phone-a-friend relay";
@@ -59,6 +60,8 @@ pub(crate) struct OpencodeEvents {
     error: Option<String>,
     /// The session the run used (every event carries `sessionID`): what `--session` continues.
     session_id: Option<String>,
+    /// Every `step_finish` part's tokens and cost, added up.
+    usage: Option<Usage>,
 }
 
 impl Default for OpencodeEvents {
@@ -71,6 +74,7 @@ impl Default for OpencodeEvents {
             unread: 0,
             error: None,
             session_id: None,
+            usage: None,
         }
     }
 }
@@ -99,6 +103,11 @@ impl EventParser for OpencodeEvents {
         }
         match kind {
             "text" => self.text(event.get("part")?),
+            "step_finish" => {
+                let step = step_usage(event.get("part")?);
+                self.usage = Some(self.usage.unwrap_or_default().plus(step));
+                None
+            }
             "error" => {
                 self.error = Some(error_message(&event));
                 None
@@ -133,6 +142,26 @@ impl OpencodeEvents {
     }
 }
 
+/// One model request's tokens (docs/BACKENDS.md, "Usage"): opencode counts the cache read apart
+/// from `input` and the reasoning apart from `output`, the relay within them. Its cost is 0
+/// unless its config prices the model: then unknown.
+fn step_usage(part: &Value) -> Usage {
+    let tokens = part.get("tokens");
+    let field = |name: &str| count(tokens.and_then(|tokens| tokens.get(name)));
+    let read = count(tokens.and_then(|tokens| tokens.get("cache")?.get("read")));
+    let reasoning = field("reasoning");
+    Usage {
+        input_tokens: field("input").map(|input| input + read.unwrap_or(0)),
+        output_tokens: field("output").map(|output| output + reasoning.unwrap_or(0)),
+        cached_input_tokens: read,
+        reasoning_tokens: reasoning,
+        cost_usd: part
+            .get("cost")
+            .and_then(Value::as_f64)
+            .filter(|cost| *cost > 0.0),
+    }
+}
+
 impl CliEvents for OpencodeEvents {
     /// The answer is the last message's text, trimmed and measured; past the limit when some
     /// was unread.
@@ -140,6 +169,10 @@ impl CliEvents for OpencodeEvents {
         let answer = counting_unread(self.answer.finish(), self.unread);
         Ending {
             session_id: self.session_id,
+            reported: Reported {
+                usage: self.usage,
+                model: None,
+            },
             // opencode exits 1 after an error event; its words say why.
             failed: self.error,
             // Without events stdout is plain text, as `--format default` prints it.
@@ -248,6 +281,27 @@ mod tests {
         let answer = ending.answer.expect("an answer from the events");
         assert_eq!(answer.text, "FAKE_ANSWER");
         assert_eq!(answer.trimmed_len, 11);
+    }
+
+    #[test]
+    fn step_finish_parts_add_up_with_cache_and_reasoning_counted_in() {
+        let mut events = OpencodeEvents::default();
+        feed(&mut events, &REAL_RUN);
+        let step = r#"{"type":"step_finish","part":{"type":"step-finish","tokens":{"total":3070,"input":2700,"output":61,"reasoning":9,"cache":{"write":0,"read":300}},"cost":0.00924}}"#;
+        feed(&mut events, &[step]);
+        let reported = events.end().reported;
+        assert_eq!(reported.model, None);
+        assert_eq!(
+            reported.usage,
+            Some(Usage {
+                input_tokens: Some(10 + 10 + 2700 + 300),
+                output_tokens: Some(5 + 5 + 61 + 9),
+                cached_input_tokens: Some(300),
+                reasoning_tokens: Some(9),
+                // An unpriced step's 0 is not a price.
+                cost_usd: Some(0.00924),
+            })
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ use crate::fit::Coverage;
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
 use crate::relay::{self, Answered, Attempt, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
+use crate::usage::Usage;
 
 /// What rmcp hands a tool call besides its arguments.
 struct ToolCall {
@@ -72,6 +73,29 @@ pub struct ToolOutcome {
     /// The backends asked before the one that answered (`fallback`), with why each could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<Vec<Attempt>>,
+    /// The model that answered, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What the answer cost, as far as the backend said (docs/CONTRACT.md §8b).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl ToolOutcome {
+    /// The outcome of a backend that did not answer.
+    fn failed(backend: String, error: ToolError) -> ToolOutcome {
+        ToolOutcome {
+            backend,
+            ok: false,
+            answer: None,
+            error: Some(error),
+            truncated: None,
+            coverage: None,
+            attempts: None,
+            model: None,
+            usage: None,
+        }
+    }
 }
 
 /// Where the whole of a cut answer is.
@@ -235,6 +259,8 @@ impl RelayServer {
                 backend,
                 coverage,
                 attempts,
+                model,
+                usage,
             }) => {
                 let answered = |answer, truncated| ToolOutcome {
                     backend,
@@ -244,6 +270,8 @@ impl RelayServer {
                     truncated,
                     coverage,
                     attempts: (!attempts.is_empty()).then_some(attempts),
+                    model,
+                    usage,
                 };
                 if answer.len() <= INLINE_ANSWER_BYTES {
                     (answer.clone(), answered(answer, None))
@@ -265,18 +293,8 @@ impl RelayServer {
             }
             Err(failure) => {
                 let error = tool_error(&failure);
-                (
-                    format!("Error [{}]: {}", error.code, error.message),
-                    ToolOutcome {
-                        backend: asked,
-                        ok: false,
-                        answer: None,
-                        error: Some(error),
-                        truncated: None,
-                        coverage: None,
-                        attempts: None,
-                    },
-                )
+                let text = format!("Error [{}]: {}", error.code, error.message);
+                (text, ToolOutcome::failed(asked, error))
             }
         };
         let mut result = match outcome.ok {

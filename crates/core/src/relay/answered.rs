@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::failure_reason::Reason;
 use crate::fit::{Coverage, Fitted};
+use crate::usage::{Reported, Usage};
 
 /// An answer with what is known about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,17 @@ pub struct Answered {
     pub coverage: Option<Vec<Coverage>>,
     /// The backends asked before the one that answered (`fallback`), in order.
     pub attempts: Vec<Attempt>,
+    /// The model that answered: as the backend named it, else as the call named it.
+    pub model: Option<String>,
+    /// What the answer cost, as far as the backend said (docs/CONTRACT.md §8b).
+    pub usage: Option<Usage>,
+}
+
+/// A backend's answer, with what its run said about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    pub answer: String,
+    pub reported: Reported,
 }
 
 /// A backend that could not answer now, before the next was asked (`fallback`).
@@ -33,12 +45,14 @@ pub struct Attempt {
 }
 
 impl Answered {
-    pub(super) fn new(answer: String, backend: String, fitted: Option<Fitted>) -> Answered {
+    pub(super) fn new(ran: Ran, backend: String, fitted: Option<Fitted>) -> Answered {
         Answered {
-            answer,
+            answer: ran.answer,
             backend,
             coverage: fitted.map(|fitted| fitted.coverage),
             attempts: Vec::new(),
+            model: ran.reported.model,
+            usage: ran.reported.usage,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::answered::Attempt;
+use super::answered::{Attempt, Ran};
 use super::call::Warn;
 use super::settle::run_backend;
 use crate::backend::{Backend, RunRequest};
@@ -16,7 +16,7 @@ use crate::registry::Registry;
 
 /// What answered: its answer and name, and the backends that failed before it.
 pub(super) struct Settled {
-    pub answer: String,
+    pub ran: Ran,
     pub backend: String,
     pub attempts: Vec<Attempt>,
 }
@@ -49,8 +49,8 @@ pub(super) async fn run_with_fallback(
             _ => None,
         };
         let Some((err, following)) = failed else {
-            return result.map(|answer| Settled {
-                answer,
+            return result.map(|ran| Settled {
+                ran,
                 backend: name,
                 attempts,
             });

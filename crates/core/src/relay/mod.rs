@@ -14,7 +14,7 @@ mod request;
 mod review;
 mod settle;
 
-pub use answered::{Answered, Attempt};
+pub use answered::{Answered, Attempt, Ran};
 pub use call::{CallContext, Caller, Warn};
 pub(crate) use checks::check_backend;
 pub use checks::refused_at_once;
@@ -59,7 +59,7 @@ pub async fn relay(
     let settled = match fallback.is_empty() {
         true => fallback::Settled {
             backend: backend.name().to_string(),
-            answer: run_backend(backend, request, &deadline).await?,
+            ran: run_backend(backend, request, &deadline).await?,
             attempts: Vec::new(),
         },
         false => {
@@ -72,7 +72,7 @@ pub async fn relay(
         }
     };
     let fallback::Settled {
-        answer,
+        ran: Ran { answer, reported },
         backend: name,
         attempts,
     } = settled;
@@ -89,7 +89,7 @@ pub async fn relay(
     }
     Ok(Answered {
         attempts,
-        ..Answered::new(answer, name, fitted)
+        ..Answered::new(Ran { answer, reported }, name, fitted)
     })
 }
 

@@ -30,6 +30,7 @@ use crate::registry::Registry;
 use crate::schema::Schema;
 use crate::sessions::{self, store::Store, Pending, SessionTurn};
 use crate::stream::ChunkSink;
+use crate::usage::RunReport;
 
 pub(super) const RUNNING_GIT_DIFF: &str = "running git diff";
 
@@ -339,6 +340,7 @@ pub(super) fn terms<B>(
         progress: target
             .idle
             .map_or_else(Progress::unwatched, Progress::watching),
+        report: RunReport::default(),
     };
     (target.backends, terms)
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::answered::Answered;
+use super::answered::{Answered, Ran};
 use super::call::CallContext;
 use super::checks::{call_deadline, check_target, one_backend};
 use super::prepare::{
@@ -14,9 +14,11 @@ use super::prepare::{
 };
 use super::request::{Operation, RelayRequest};
 use super::settle::{
-    checked, not_aborted, run_backend, settle, streamed, watched, within_stream_limit,
+    checked, not_aborted, reported, run_backend, settle, streamed, watched, within_stream_limit,
 };
-use crate::backend::{Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest};
+use crate::backend::{
+    named_model, Backend, BackendFailure, BackendFuture, ReviewRequest, RunRequest,
+};
 use crate::depth::next_relay_env;
 use crate::dry_run::DryRun;
 use crate::env::Env;
@@ -45,7 +47,10 @@ pub async fn review_relay(
     if let Some(native_review) = native_review(&backend, &request, &stop) {
         let result = within_stream_limit(&call.chunks, stop, native_review).await;
         if let Some(settled) = settled_natively(backend.name(), result, &call).await {
-            let answered = |answer| Answered::new(answer, backend.name().to_string(), None);
+            let asked = named_model(&request.terms.model).map(str::to_string);
+            let reported = reported(&request.terms.report, asked);
+            let answered =
+                |answer| Answered::new(Ran { answer, reported }, backend.name().into(), None);
             return settled.map(answered);
         }
     }
@@ -54,9 +59,9 @@ pub async fn review_relay(
     let deadline = request.terms.deadline.clone();
     let schema = request.terms.schema.clone();
     let name = backend.name().to_string();
-    let answer = run_backend(backend, request, &deadline).await?;
+    let Ran { answer, reported } = run_backend(backend, request, &deadline).await?;
     let answer = checked(answer, schema.as_ref(), verdict, &name, &deadline).await?;
-    Ok(Answered::new(answer, name, fitted))
+    Ok(Answered::new(Ran { answer, reported }, name, fitted))
 }
 
 /// A native review's result as the call's, or `None` when the generic path is to be tried: the

@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Backend, BackendFailure, BackendResult, RunRequest};
+use super::answered::Ran;
+use crate::backend::{named_model, Backend, BackendFailure, BackendResult, RunRequest};
 use crate::deadline::Deadline;
 use crate::errors::{BackendFailureKind, RelayError, RelayFailure, Subject};
 use crate::limits::MAX_OUTPUT_BYTES;
 use crate::progress::Progress;
 use crate::schema::Schema;
 use crate::stream::ChunkSink;
+use crate::usage::{Reported, RunReport};
 use crate::verdict;
 
 /// Runs the backend, unless the call was aborted. A deadline that passed during preparation is
@@ -22,18 +24,32 @@ pub(crate) async fn run_backend(
     backend: Arc<dyn Backend>,
     mut request: RunRequest,
     deadline: &Deadline,
-) -> Result<String, RelayFailure> {
+) -> Result<Ran, RelayFailure> {
     not_aborted(deadline)?;
     let cancel = deadline.cancel_token();
     let name = backend.name().to_string();
     let chunks = request.terms.chunks.clone();
     let stop = cancel.child_token();
-    // Each run its own clock: relayAll()'s backends share the call's terms.
+    // Each run its own clock and report: relayAll()'s backends share the call's terms.
     let progress = request.terms.progress.restarted();
     request.terms.progress = progress.clone();
+    let report = RunReport::default();
+    request.terms.report = report.clone();
+    let asked = named_model(&request.terms.model).map(str::to_string);
     let run = watched(&name, progress, &stop, backend.run(request, stop.clone()));
     let result = within_stream_limit(&chunks, stop, run).await;
-    streamed(settle(&name, result, cancel), &chunks).await
+    let answer = streamed(settle(&name, result, cancel), &chunks).await?;
+    Ok(Ran {
+        answer,
+        reported: reported(&report, asked),
+    })
+}
+
+/// What a run said about itself; the model it was asked for when it named none.
+pub(super) fn reported(report: &RunReport, asked: Option<String>) -> Reported {
+    let mut reported = report.reported();
+    reported.model = reported.model.or(asked);
+    reported
 }
 
 /// How long a backend marked stalled has to stop on its own (a CLI, with its last words) before
