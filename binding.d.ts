@@ -156,6 +156,11 @@ export interface CallMode {
   dryRun: boolean
   /** Hand the answer's text to `next()` as it is produced. */
   stream: boolean
+  /**
+   * Hand what the backend is doing to `next()` (`onProgress`): each change of phase, and the
+   * same again every second without one.
+   */
+  progress?: boolean
 }
 
 /** One step of a call. */
@@ -176,6 +181,8 @@ export interface CallStep {
   model?: string
   /** What the answer cost, as far as the backend said (an answer). */
   usage?: NativeUsage
+  /** What the backend is doing (a progress step). */
+  progress?: NativeProgress
 }
 
 /** Synchronous: looks the CLIs up on this process's PATH. */
@@ -357,11 +364,27 @@ export interface NativeFailure {
   retryAfterSeconds?: number
   /** What the backend had answered when the relay stopped it (a time-out, a stall). */
   partialAnswer?: string
+  /** What to do about it (docs/ERRORS.md, `hint`), beside the message. */
+  hint?: string
   /**
    * Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
    * a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
    */
   handle?: number
+}
+
+/** A call's status, for `onProgress`. */
+export interface NativeProgress {
+  /** The backend at work; absent while the call is prepared. */
+  backend?: string
+  /** `preparing`, `starting`, `thinking`, `tool` or `writing`. */
+  phase: string
+  /** The tool it runs, in the `tool` phase. */
+  tool?: string
+  answerBytes: number
+  elapsedMs: number
+  /** The status for people: `codex: running Read (12s, 340 bytes of the answer so far)`. */
+  message: string
 }
 
 export interface NativeSessionInfo {
@@ -434,7 +457,7 @@ export declare function settleDirect(backend: string, result: BackendOutcome): s
 export declare function startDoctor(scope: RelayScope, caller: NativeCaller, model?: string | undefined | null): NativeDoctor
 
 /** What a step is. */
-export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'outcomes' | 'failure'
+export type StepKind = 'text' | 'warning' | 'invoke' | 'answer' | 'dryrun' | 'outcomes' | 'failure' | 'progress'
 
 /** Why the relay stopped an invocation. */
 export type StopReason = 'timeout' | 'cancelled'

@@ -232,6 +232,8 @@ describe('errors', () => {
     expect(unknown).toMatchObject({ modelId: 'nobody', modelType: 'languageModel', message: expect.stringMatching(/^Unsupported relay backend: nobody\./) })
     // Its cause is the RelayError, as for every mapped error.
     expect((unknown as Error).cause).toMatchObject({ name: 'RelayError', code: 'ERR_UNSUPPORTED_BACKEND' })
+    const typo = await generateText({ model: friend('gemni'), prompt: 'p' }).catch((e: unknown) => e)
+    expect((typo as Error).cause).toMatchObject({ code: 'ERR_UNSUPPORTED_BACKEND', hint: 'Did you mean gemini?' })
     recordingBackend('rec')
     const empty = await generateText({ model: friend('rec'), prompt: '   ' }).catch((e: unknown) => e)
     expect(InvalidPromptError.isInstance(empty)).toBe(true)

@@ -206,7 +206,7 @@ describe('--timeout', () => {
   it('a number out of range stays the relay\'s ERR_INVALID_TIMEOUT (exit 1)', async () => {
     for (const args of [['--timeout', '0'], ['--timeout=-1'], ['--timeout', '1e999']]) {
       const result = await runCli(['--prompt', 'P', ...args], { env: env(), cwd: repo.path })
-      expect(result).toMatchObject({ code: 1, stderr: 'Error [ERR_INVALID_TIMEOUT]: Timeout must be greater than zero\n' })
+      expect(result).toMatchObject({ code: 1, stderr: "Error [ERR_INVALID_TIMEOUT]: Timeout must be greater than zero\nHint: timeoutSeconds (the CLI's --timeout) takes a number of seconds greater than zero, such as 30 or 2.5; a string such as '30', NaN or Infinity is not one\n" })
     }
   })
 
@@ -266,7 +266,7 @@ describe('bounded inputs', () => {
       code: 1,
       signal: null,
       stdout: '',
-      stderr: 'Error [ERR_TOO_LARGE]: Prompt on stdin is too large (more than 500000 bytes; max 500000 bytes)\n',
+      stderr: 'Error [ERR_TOO_LARGE]: Prompt on stdin is too large (over the limit of 500000 bytes)\nHint: Shorten it: name the files in the prompt for the backend to read in the repository, and send only what it cannot read there\n',
     })
     // The limit, plus what a pipe and one read hold.
     expect(written).toBeLessThan(4 * 1024 * 1024)
@@ -281,7 +281,7 @@ describe('bounded inputs', () => {
     writeFileSync(big, `{"description":"${'x'.repeat(1024 * 1024)}"}`)
     const tooBig = await runCli(['--prompt', 'P', '--schema', big], { env: env(), cwd: repo.path })
     expect(tooBig).toMatchObject({ code: 2, stdout: '' })
-    expect(tooBig.stderr.split('\n')[0]).toBe(`phone-a-friend: --schema file ${big} is too large (more than 1048576 bytes; max 1048576 bytes)`)
+    expect(tooBig.stderr.split('\n')[0]).toBe(`phone-a-friend: --schema file ${big} is too large (over the limit of 1048576 bytes)`)
   })
 
   it('--schema <fifo> is refused at once, never waiting for a writer (nor past a SIGTERM)', async () => {
@@ -398,17 +398,19 @@ describe('typos, help', () => {
     expect(await usage(['--model', 'm', 'doctor', '--bogus'])).toEqual(["phone-a-friend: Unknown option '--bogus'", ...doctor])
   })
 
-  it('an unknown backend names the built-in one meant', async () => {
+  it('an unknown backend or sandbox mode names the one meant, in its hint', async () => {
     const supported = 'Supported: claude, codex, gemini, ollama, opencode'
     const one = await runCli(['--prompt', 'x', '--to', 'gemni'], { env: env(), cwd: repo.path })
-    expect(one).toEqual({ code: 1, signal: null, stdout: '', stderr: `Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: gemni. ${supported}. Did you mean gemini?\n` })
+    expect(one).toEqual({ code: 1, signal: null, stdout: '', stderr: `Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: gemni. ${supported}\nHint: Did you mean gemini?\n` })
     const json = await runCli(['--prompt', 'x', '--to', 'opencdoe', '--json'], { env: env(), cwd: repo.path })
-    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND', message: `Unsupported relay backend: opencdoe. ${supported}. Did you mean opencode?` } })
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND', message: `Unsupported relay backend: opencdoe. ${supported}`, hint: 'Did you mean opencode?' } })
     const none = await runCli(['--prompt', 'x', '--to', 'zzz'], { env: env(), cwd: repo.path })
     expect(none.stderr).toBe(`Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: zzz. ${supported}\n`)
     const several = await runCli(['--prompt', 'x', '--to', 'codex,claud'], { env: env(), cwd: repo.path })
     expect(several.code).toBe(1)
-    expect(several.stderr).toContain(`Error [ERR_UNSUPPORTED_BACKEND] (claud): Unsupported relay backend: claud. ${supported}. Did you mean claude?\n`)
+    expect(several.stderr).toContain(`Error [ERR_UNSUPPORTED_BACKEND] (claud): Unsupported relay backend: claud. ${supported}\nHint: Did you mean claude?\n`)
+    const sandbox = await runCli(['--prompt', 'x', '--to', 'codex', '--sandbox', 'readonly'], { env: env(), cwd: repo.path })
+    expect(sandbox.stderr).toMatch(/^Error \[ERR_INVALID_SANDBOX\]: Invalid sandbox mode: readonly\. Allowed values: .*\nHint: Did you mean read-only\?\n$/)
   })
 
   it('the help keeps each option\'s description in its column', async () => {

@@ -379,7 +379,7 @@ describe('the CLI', () => {
     expect(result.code).toBe(1)
     expect(result.stdout).toMatch(/^=== codex ===\n/)
     expect(result.stdout).not.toContain('=== gemni ===')
-    expect(result.stderr).toMatch(/^Error \[ERR_UNSUPPORTED_BACKEND\] \(gemni\): Unsupported relay backend: gemni\. .*Did you mean gemini\?\n$/)
+    expect(result.stderr).toMatch(/^Error \[ERR_UNSUPPORTED_BACKEND\] \(gemni\): Unsupported relay backend: gemni\. [^\n]*\nHint: Did you mean gemini\?\n$/)
     const json = await runCli(['--prompt', 'Hi', '--dry-run', '--json', '--to', 'gemni,codex'], { cwd: repo.path })
     expect(json.code).toBe(1)
     expect(JSON.parse(json.stdout)).toMatchObject([

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, relay, relayDetailed, relayStream, type RelayOptions } from '@phone-a-friend/relay'
+import { _resetRegistry, relay, relayDetailed, relayStream, type RelayOptions, type RelayProgress } from '@phone-a-friend/relay'
 import {
   DEFAULT_ANSWER,
   FAKE_USAGE,
@@ -156,6 +156,23 @@ describe('claude 2.1.330 for real', () => {
     ])
     await expect(relay(options)).resolves.toBe(DEFAULT_ANSWER)
     expect(server.modelRequests()[0].prompt).toBe(dryRun.envelope)
+  })
+
+  it('onProgress hears what claude does from its own events: its text, the tool it runs, then the answer', async () => {
+    server.setTool({ name: 'Read', input: { file_path: join(repo.path, 'a.txt') } })
+    const heard: RelayProgress[] = []
+    await expect(relay({ prompt: 'Read a.txt', repoPath: repo.path, backend: 'claude', onProgress: (progress) => heard.push(progress) })).resolves.toBe(DEFAULT_ANSWER)
+    // Each change of phase is heard; ones that come faster than the caller reads are heard as the last.
+    const tool = heard.findIndex((progress) => progress.phase === 'tool')
+    expect(heard[tool]).toMatchObject({ backend: 'claude', tool: 'Read', message: expect.stringMatching(/^claude: running Read \(\d+s, \d+ bytes of the answer so far\)$/) })
+    expect(heard.slice(tool + 1).some((progress) => progress.phase === 'writing')).toBe(true)
+    expect(heard.every((progress) => progress.backend === 'claude' || progress.phase === 'preparing')).toBe(true)
+    for (const [before, after] of heard.slice(1).map((progress, i) => [heard[i], progress])) {
+      expect(after.elapsedMs).toBeGreaterThanOrEqual(before.elapsedMs)
+      expect(after.answerBytes).toBeGreaterThanOrEqual(before.answerBytes)
+    }
+    // The tool's text before the call, then the answer: every byte streamed is counted.
+    expect(heard.at(-1)?.answerBytes).toBeGreaterThanOrEqual(DEFAULT_ANSWER.length)
   })
 
   it('read-only refuses a scripted write: Write is not offered and the file never exists', async () => {

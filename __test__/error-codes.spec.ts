@@ -44,3 +44,36 @@ describe('error codes: one list', () => {
     expect(documentedCodes('docs/CONTRACT.md', '## 7. Errors').sort()).toEqual([...codes].sort())
   })
 })
+
+describe('hint: what to do, beside a message the original fixed', () => {
+  it('names the backend or sandbox mode meant, and says how to get under a size limit', async () => {
+    const { _resetRegistry, registerBackend, relay } = await import('@phone-a-friend/relay')
+    _resetRegistry()
+    const { TempRepo } = await import('./support/git-repo.js')
+    const repo = new TempRepo().write('a.txt', 'one\n').commit('first')
+    try {
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'gemni' })).rejects.toMatchObject({ code: 'ERR_UNSUPPORTED_BACKEND', hint: 'Did you mean gemini?' })
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'Codex' })).rejects.toMatchObject({ hint: 'Did you mean codex?' })
+      // A registered backend is a name meant too.
+      registerBackend({ name: 'reviewer', allowedSandboxes: ['read-only'], run: async () => 'ok' })
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'reveiwer' })).rejects.toMatchObject({ hint: 'Did you mean reviewer?' })
+      const stranger = await relay({ prompt: 'p', repoPath: repo.path, backend: 'zzz' }).catch((e: unknown) => e)
+      expect((stranger as { hint?: string }).hint).toBeUndefined()
+      await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'codex', sandbox: 'read_only' as never })).rejects.toMatchObject({ code: 'ERR_INVALID_SANDBOX', hint: 'Did you mean read-only?' })
+      const large = (await relay({ prompt: 'x'.repeat(600_000), repoPath: repo.path, backend: 'reviewer' }).catch((e: unknown) => e)) as { code: string; message: string; hint: string }
+      expect(large).toMatchObject({ code: 'ERR_TOO_LARGE', message: expect.stringMatching(/^Relay prompt is too large \(\d+ bytes; max 500000 bytes\)$/) })
+      expect(large.hint).toMatch(/^Shorten the prompt or the context, or fit the diff/)
+    } finally {
+      _resetRegistry()
+      repo.remove()
+    }
+  })
+})
+
+describe('hint on a time-out that is not a number', () => {
+  it('keeps the original message and says what the option takes', async () => {
+    const { relay } = await import('@phone-a-friend/relay')
+    const error = await relay({ prompt: 'p', repoPath: '.', timeoutSeconds: '30' as never }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_INVALID_TIMEOUT', message: 'Timeout must be greater than zero', hint: "timeoutSeconds (the CLI's --timeout) takes a number of seconds greater than zero, such as 30 or 2.5; a string such as '30', NaN or Infinity is not one" })
+  })
+})

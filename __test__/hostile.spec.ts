@@ -695,11 +695,17 @@ describe('the CLI, for a representative subset', () => {
   const cli = (args: string[], options: { cwd?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
     runCli(args, { env: { ...process.env, ...options.env }, cwd: options.cwd, input: options.input })
   /** What the CLI prints for a failure; a backend's names it after the code. */
-  const failed = (code: string, message: string, backend?: string): CliResult => ({ code: 1, signal: null, stdout: '', stderr: `Error [${code}]${backend === undefined ? '' : ` (${backend})`}: ${message}\n` })
+  const failed = (code: string, message: string, backend?: string, hint?: string): CliResult => ({
+    code: 1,
+    signal: null,
+    stdout: '',
+    stderr: `Error [${code}]${backend === undefined ? '' : ` (${backend})`}: ${message}\n${hint === undefined ? '' : `Hint: ${hint}\n`}`,
+  })
+  const SECONDS_HINT = "timeoutSeconds (the CLI's --timeout) takes a number of seconds greater than zero, such as 30 or 2.5; a string such as '30', NaN or Infinity is not one"
 
   it.each([['0'], ['=-0'], ['1e999'], ['=-5']])('--timeout%s is ERR_INVALID_TIMEOUT', async (value) => {
     const args = value.startsWith('=') ? [`--timeout${value}`] : ['--timeout', value]
-    expect(await cli(['--prompt', 'p', '--repo', '/no/such/dir', ...args])).toEqual(failed('ERR_INVALID_TIMEOUT', 'Timeout must be greater than zero'))
+    expect(await cli(['--prompt', 'p', '--repo', '/no/such/dir', ...args])).toEqual(failed('ERR_INVALID_TIMEOUT', 'Timeout must be greater than zero', undefined, SECONDS_HINT))
   })
 
   it.each([['NaN'], ['Infinity'], ['=-Infinity'], [''], ['soon']])('--timeout%s, not a number, is a usage error', async (value) => {
@@ -771,10 +777,10 @@ describe('the CLI, for a representative subset', () => {
     ['', ''],
     ['../x', ''],
     ['🤖 bot', ''],
-    ['CODEX', '. Did you mean codex?'],
+    ['CODEX', 'Did you mean codex?'],
   ])('--to %j is ERR_UNSUPPORTED_BACKEND listing the built-ins', async (backend, hint) => {
     expect(await cli(['--prompt', 'p', '--repo', repo.path, '--to', backend])).toEqual(
-      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, ollama, opencode${hint}`),
+      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, ollama, opencode`, undefined, hint === '' ? undefined : hint),
     )
   })
 

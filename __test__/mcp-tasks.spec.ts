@@ -43,7 +43,11 @@ describe('MCP tasks with the TypeScript SDK', () => {
     // gemini's events, 0.75 s apart: the relay takes over 5 s.
     const c = await connect('events', { FAKE_GAP: '0.75' })
     const progress: string[] = []
-    c.setNotificationHandler(ProgressNotificationSchema, ({ params }) => void progress.push(String(params.message)))
+    const status: string[] = []
+    c.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
+      const kind = (params._meta?.['io.github.phone-a-friend/progress'] as { kind?: string } | undefined)?.kind
+      ;(kind === 'text' ? progress : status).push(String(params.message))
+    })
     const started = performance.now()
     const seen: Array<{ type: string; at: number; status?: string; statusMessage?: string }> = []
     let result: unknown
@@ -68,11 +72,13 @@ describe('MCP tasks with the TypeScript SDK', () => {
     // Polled while it ran: the status says how far the answer got.
     const working = seen.filter((m) => m.type === 'taskStatus' && m.status === 'working')
     expect(working.length).toBeGreaterThanOrEqual(3)
-    expect(working.some((m) => /^\d+ bytes of the answer so far$/.test(m.statusMessage ?? ''))).toBe(true)
+    expect(working.some((m) => /^gemini: (thinking|writing the answer) \(\d+s, \d+ bytes of the answer so far\)$/.test(m.statusMessage ?? ''))).toBe(true)
     expect(seen.at(-2)).toMatchObject({ type: 'taskStatus', status: 'completed' })
     expect(result).toMatchObject({ isError: false, structuredContent: { backend: 'gemini', ok: true, answer: 'Hello, wörld 😀!' } })
     // The answer streamed as progress under the call's token, before the end.
     expect(progress).toEqual(['Hel', 'lo, wörld 😀', '!\n'])
+    // Between its pieces, the relay's status: each change of phase, and every 5 s without one.
+    expect(status.length).toBeGreaterThanOrEqual(2)
   }, 20_000)
 
   it('tasks/cancel stops the backend: no process of it is left', async () => {

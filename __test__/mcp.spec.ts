@@ -98,6 +98,10 @@ describe('phone-a-friend mcp', () => {
     expect(result.isError).toBe(true)
     expect(result.content).toEqual([{ type: 'text', text: 'Error [ERR_PROMPT_REQUIRED]: Prompt is required' }])
     expect(result.structuredContent).toEqual({ backend: 'codex', ok: false, error: { code: 'ERR_PROMPT_REQUIRED', message: 'Prompt is required' } })
+    // A mistyped backend: the name meant, where the calling agent reads it.
+    const typo = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'Gemni' } })
+    expect(typo.content).toEqual([{ type: 'text', text: expect.stringMatching(/^Error \[ERR_UNSUPPORTED_BACKEND\]: Unsupported relay backend: Gemni\. Supported: .*\nHint: Did you mean gemini\?$/) }])
+    expect(typo.structuredContent).toMatchObject({ ok: false, error: { code: 'ERR_UNSUPPORTED_BACKEND', hint: 'Did you mean gemini?' } })
   })
 
   it('streams the answer as progress notifications when the client asks for progress', async () => {
@@ -106,7 +110,7 @@ describe('phone-a-friend mcp', () => {
     // microtask after the notification is read but the result is handled at once: notifications
     // that reach the client in the same read as the result find their handler gone and are
     // dropped, so it would see some of them only, depending on timing.)
-    const progress: Array<{ progress: number; message?: string; progressToken: unknown }> = []
+    const progress: Array<{ progress: number; message?: string; progressToken: unknown; _meta?: Record<string, unknown> }> = []
     suite.client!.setNotificationHandler(ProgressNotificationSchema, ({ params }) => void progress.push(params))
     const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, undefined, {
       onprogress: () => undefined, // makes the SDK send a progress token
@@ -114,9 +118,18 @@ describe('phone-a-friend mcp', () => {
     expect(result.structuredContent).toEqual({ backend: 'gemini', ok: true, answer: 'Hello, wörld 😀!' })
     await new Promise((resolve) => setImmediate(resolve))
     expect(new Set(progress.map((note) => note.progressToken)).size).toBe(1)
-    expect(progress.map((note) => note.message)).toEqual(['Hel', 'lo, wörld 😀', '!\n'])
-    // progress counts the UTF-8 bytes so far: increasing, as the protocol wants.
-    expect(progress.map((note) => note.progress)).toEqual([3, 3 + Buffer.byteLength('lo, wörld 😀'), 3 + Buffer.byteLength('lo, wörld 😀') + 2])
+    const kind = (note: (typeof progress)[number]) => note._meta?.['io.github.phone-a-friend/progress'] as { kind: string; answerBytes: number; phase?: string; backend?: string }
+    const text = progress.filter((note) => kind(note).kind === 'text')
+    expect(text.map((note) => note.message)).toEqual(['Hel', 'lo, wörld 😀', '!\n'])
+    // answerBytes counts the UTF-8 bytes so far.
+    expect(text.map((note) => kind(note).answerBytes)).toEqual([3, 3 + Buffer.byteLength('lo, wörld 😀'), 3 + Buffer.byteLength('lo, wörld 😀') + 2])
+    // The relay's status on each change of phase, made from the backend's events.
+    const status = progress.filter((note) => kind(note).kind === 'status')
+    expect(status.length).toBeGreaterThan(0)
+    expect(status.every((note) => kind(note).backend === 'gemini' && /^gemini: (starting|thinking|writing the answer) \(\d+s, \d+ bytes of the answer so far\)$/.test(note.message ?? ''))).toBe(true)
+    // progress grows with every note, as the protocol wants: the bytes, plus one a status note.
+    expect(progress.every((note, i) => i === 0 || note.progress > progress[i - 1].progress)).toBe(true)
+    expect(progress.at(-1)?.progress).toBe(Buffer.byteLength('Hello, wörld 😀!\n') + status.length)
   })
 
   it('a cancelled call stops its backend: no process of it is left', async () => {

@@ -151,7 +151,8 @@ describe('ollama', () => {
     expect(JSON.parse(printed.stdout)).toMatchObject({ ok: true, answer: 'streamed', model: 'llama3:8b-q4', usage: { inputTokens: 26, outputTokens: 282 } })
     const verbose = await runCli(['--prompt', 'p', '--to', 'ollama', '--model', 'llama3', '--verbose'], { cwd: repo.path, env })
     expect(verbose.stdout).toBe('streamed\n')
-    expect(verbose.stderr).toMatch(/^\[phone-a-friend\] ollama \(llama3:8b-q4\) answered in \d+\.\ds; 26 input tokens, 282 output\n$/)
+    // After the phases (progress.spec.ts), the summary.
+    expect(verbose.stderr).toMatch(/\n\[phone-a-friend\] ollama \(llama3:8b-q4\) answered in \d+\.\ds; 26 input tokens, 282 output\n$/)
     // A server that counts nothing: no usage, and the model the call named.
     handler = (_, res) => json(res, 200, { message: { role: 'assistant', content: 'plain' }, done: true })
     expect(await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'llama3' })).toMatchObject({ model: 'llama3', usage: null })
@@ -198,6 +199,12 @@ describe('ollama', () => {
     const error = (await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'nope' }).catch((e: unknown) => e)) as RelayError
     expect(error).toMatchObject({ code: 'ERR_BACKEND_FAILED', backend: 'ollama', reason, message: `Ollama returned HTTP ${status}: ${body}` })
     expect(error.retryAfterSeconds).toBe(retryAfterSeconds)
+  })
+
+  it('takes when to come back from a Retry-After header, the message staying the original’s', async () => {
+    handler = (__, res) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '42' }).end('{"error":"too many requests"}')
+    const error = (await relay({ prompt: 'p', repoPath: repo.path, backend: 'ollama', model: 'm' }).catch((e: unknown) => e)) as RelayError
+    expect(error).toMatchObject({ reason: 'rate-limit', retryAfterSeconds: 42, message: 'Ollama returned HTTP 429: {"error":"too many requests"}', backendOutput: 'Retry-After: 42' })
   })
 
   it('refuses a streamed line over 1 MiB, which a relay nobody streams reads whole', async () => {

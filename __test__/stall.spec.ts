@@ -41,6 +41,17 @@ describe('a JS backend', () => {
     await vi.waitFor(() => expect(aborted).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT' }))
   })
 
+  it('is stalled at the idle time-out while onProgress hears its heartbeats: they are not its progress', async () => {
+    registerBackend({ name: 'silent', allowedSandboxes: ['read-only'], run: () => new Promise<string>(() => {}) })
+    const heard: string[] = []
+    const error = await relay({ prompt: 'p', repoPath: repo.path, backend: 'silent', idleTimeoutSeconds: 2.5, timeoutSeconds: 60, onProgress: ({ phase }) => heard.push(phase) }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', reason: 'stalled' })
+    // Started, then the same status each second until the stall.
+    expect(heard[0]).toBe('starting')
+    expect(heard.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(heard)).toEqual(new Set(['starting']))
+  })
+
   it('whose run() never settles is stalled too', async () => {
     registerBackend({ name: 'never', allowedSandboxes: ['read-only'], run: () => new Promise<string>(() => {}) })
     await expect(relay({ prompt: 'p', repoPath: repo.path, backend: 'never', idleTimeoutSeconds: 0.2 })).rejects.toMatchObject({ code: 'ERR_BACKEND_TIMEOUT', reason: 'stalled' })

@@ -31,6 +31,7 @@ function internals(): typeof Core {
 export { RelayError, BackendError, type RelayErrorCode, type RelayErrorOptions, type RelayErrorReason } from './internal/errors.js'
 export type { DryRunRelayOptions, DryRunReviewOptions, GitHelperOptions, MaybeDryRunRelayOptions, MaybeDryRunReviewOptions, RelayAllOptions, RelayOptions, ReviewRelayOptions, SandboxMode } from './internal/options.js'
 export type { RelayAllResult, RelayAttempt, RelayDetails, RelayUsage } from './internal/calls.js'
+export type { RelayProgress } from './internal/call-records.js'
 export type { Backend, BackendRunOptions, BackendReviewOptions } from './internal/backends.js'
 export type { DryRun, DryRunAction, DryRunCoverage, DryRunDiff } from './internal/dry-run.js'
 export type { Verdict, VerdictFinding } from './internal/verdict.js'

@@ -19,6 +19,7 @@ use crate::failure::{NativeFailure, RelayErrorReason};
 use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
 use crate::usage::NativeUsage;
+use relay_core::activity::{Activity, Status, Watcher};
 use relay_core::backend::CallLink;
 use relay_core::errors::RelayFailure;
 use relay_core::registry::Registry;
@@ -53,6 +54,8 @@ pub enum StepKind {
     Outcomes,
     /// Why the call failed (`failure`): the last step.
     Failure,
+    /// What the backend is doing (`progress`), for `onProgress`.
+    Progress,
 }
 
 /// One step of a call.
@@ -74,6 +77,23 @@ pub struct CallStep {
     pub model: Option<String>,
     /// What the answer cost, as far as the backend said (an answer).
     pub usage: Option<NativeUsage>,
+    /// What the backend is doing (a progress step).
+    pub progress: Option<NativeProgress>,
+}
+
+/// A call's status, for `onProgress`.
+#[napi(object, object_from_js = false)]
+pub struct NativeProgress {
+    /// The backend at work; absent while the call is prepared.
+    pub backend: Option<String>,
+    /// `preparing`, `starting`, `thinking`, `tool` or `writing`.
+    pub phase: String,
+    /// The tool it runs, in the `tool` phase.
+    pub tool: Option<String>,
+    pub answer_bytes: f64,
+    pub elapsed_ms: f64,
+    /// The status for people: `codex: running Read (12s, 340 bytes of the answer so far)`.
+    pub message: String,
 }
 
 /// A backend that could not answer now, before the next was asked (`fallback`).
@@ -100,6 +120,23 @@ impl CallStep {
             attempts: None,
             model: None,
             usage: None,
+            progress: None,
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn progress(status: Status) -> CallStep {
+        let progress = NativeProgress {
+            message: status.describe(),
+            backend: status.backend,
+            phase: status.phase.as_str().to_string(),
+            tool: status.tool,
+            answer_bytes: status.answer_bytes as f64,
+            elapsed_ms: status.elapsed.as_millis() as f64,
+        };
+        CallStep {
+            progress: Some(progress),
+            ..CallStep::empty(StepKind::Progress)
         }
     }
 
@@ -160,6 +197,17 @@ impl CallStep {
     }
 }
 
+/// How often `onProgress` hears the same status again without a change.
+const PROGRESS_PACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The next status of a watched call; never when nobody watches.
+async fn next_status(watcher: &mut Option<Watcher>) -> Option<Status> {
+    match watcher {
+        Some(watcher) => watcher.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The call's warnings, in order, for its `next()`.
 struct CallWarnings(mpsc::UnboundedSender<String>);
 
@@ -177,7 +225,11 @@ struct Steps {
     invocations: mpsc::UnboundedReceiver<Box<BackendCall>>,
     /// `None` when the call does not stream, or once its text has all been read.
     text: Option<ChunkSource>,
+    /// `None` when nobody watches the call's progress, or once it is over.
+    watcher: Option<Watcher>,
     ended: Option<oneshot::Receiver<Ended>>,
+    /// The end, held back while a last change of phase is told.
+    finished: Option<Ended>,
 }
 
 #[napi]
@@ -193,6 +245,8 @@ pub struct Start {
     pub cwd: String,
     pub cancel: CancellationToken,
     pub stream: bool,
+    /// Whether `next()` says what the backend is doing (`onProgress`).
+    pub progress: bool,
 }
 
 impl NativeCall {
@@ -205,6 +259,7 @@ impl NativeCall {
             cwd,
             cancel,
             stream,
+            progress,
         }: Start,
         work: impl FnOnce(Registry, CallContext) -> Work,
     ) -> NativeCall
@@ -219,6 +274,13 @@ impl NativeCall {
         } else {
             (ChunkSink::discard(), None)
         };
+        let (activity, watcher) = match progress {
+            true => {
+                let (activity, watcher) = Activity::watched(PROGRESS_PACE);
+                (activity, Some(watcher))
+            }
+            false => (Activity::unwatched(), None),
+        };
         let context = CallContext {
             env,
             cwd,
@@ -226,6 +288,7 @@ impl NativeCall {
             warn: Arc::new(CallWarnings(warn)),
             link: CallLink::new(Invoker(invoker)),
             chunks,
+            activity,
         };
         let (end, ended) = oneshot::channel();
         let work = work(registry, context);
@@ -239,7 +302,9 @@ impl NativeCall {
                 warnings,
                 invocations,
                 text,
+                watcher,
                 ended: Some(ended),
+                finished: None,
             })),
         }
     }
@@ -257,9 +322,19 @@ impl NativeCall {
             warnings,
             invocations,
             text,
+            watcher,
             ended,
+            finished,
         } = &mut *steps;
         loop {
+            // A change of phase before anything else: the answer's text or the end that came
+            // with it must not hide it (`writing` for an answer that came all at once).
+            if let Some(status) = watcher.as_mut().and_then(Watcher::changed) {
+                return CallStep::progress(status);
+            }
+            if let Some(result) = finished.take() {
+                return CallStep::ended(result);
+            }
             // Warnings first: one made before a fallback started is read before its text.
             if let Ok(warning) = warnings.try_recv() {
                 return CallStep::of(StepKind::Warning, warning);
@@ -277,6 +352,10 @@ impl NativeCall {
                         // Every sink is gone: the run is over.
                         None => *text = None,
                     },
+                    status = next_status(watcher) => match status {
+                        Some(status) => return CallStep::progress(status),
+                        None => *watcher = None,
+                    },
                 }
                 continue;
             }
@@ -290,8 +369,12 @@ impl NativeCall {
                 result = receiver => {
                     *ended = None;
                     // The work was dropped (the runtime is shutting down): given up.
-                    return CallStep::ended(result.unwrap_or(Err(RelayFailure::Aborted)));
+                    *finished = Some(result.unwrap_or(Err(RelayFailure::Aborted)));
                 }
+                status = next_status(watcher) => match status {
+                    Some(status) => return CallStep::progress(status),
+                    None => *watcher = None,
+                },
             }
         }
     }

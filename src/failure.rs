@@ -8,6 +8,7 @@ use napi_derive::napi;
 
 use relay_core::errors::{ErrorCode, RelayError, RelayFailure};
 use relay_core::failure_reason::{reason_of_error, retry_after_of_error, Reason};
+use relay_core::hint::hint_of;
 
 /// Defines the napi `RelayErrorCode` (binding.d.ts's union of the codes) from the core's one list.
 macro_rules! define_relay_error_code {
@@ -90,6 +91,8 @@ pub struct NativeFailure {
     pub retry_after_seconds: Option<f64>,
     /// What the backend had answered when the relay stopped it (a time-out, a stall).
     pub partial_answer: Option<String>,
+    /// What to do about it (docs/ERRORS.md, `hint`), beside the message.
+    pub hint: Option<String>,
     /// Where the wrapper keeps the thrown value: the value itself (`thrown`), or the `cause` of
     /// a `RelayError` a backend reported by throwing a `BackendError` (`relay`).
     pub handle: Option<u32>,
@@ -109,6 +112,7 @@ impl From<&RelayFailure> for NativeFailure {
                 reason: None,
                 retry_after_seconds: None,
                 partial_answer: None,
+                hint: None,
                 handle: Some(thrown.handle),
             },
             RelayFailure::Aborted => NativeFailure {
@@ -121,6 +125,7 @@ impl From<&RelayFailure> for NativeFailure {
                 reason: None,
                 retry_after_seconds: None,
                 partial_answer: None,
+                hint: None,
                 handle: None,
             },
         }
@@ -143,6 +148,7 @@ impl From<&RelayError> for NativeFailure {
             reason: reason_of_error(err).map(RelayErrorReason::from),
             retry_after_seconds: retry_after_of_error(err),
             partial_answer: err.partial_answer().map(String::from),
+            hint: hint_of(err),
             handle,
         }
     }

@@ -2,6 +2,7 @@
 //! it: where `runStream`'s chunks go, how the relay tells the backend to stop, and where its
 //! outcome goes. The relay keeps the other half ([`Control`]); nothing is looked up by id.
 
+use relay_core::activity::Activity;
 use relay_core::progress::Progress;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -69,6 +70,8 @@ pub struct Control {
     chunks: Mutex<Option<ChunkSink>>,
     /// The run's progress (`idleTimeoutSeconds`): each chunk touches it.
     progress: Progress,
+    /// Where the caller who watches hears of each chunk (`onProgress`).
+    activity: Activity,
     stop: CancellationToken,
     /// The timeout message when it stopped for a timeout; `None` for a cancellation.
     why: OnceLock<Option<String>>,
@@ -115,11 +118,13 @@ impl Invocation {
     pub fn open(
         chunks: ChunkSink,
         progress: Progress,
+        activity: Activity,
     ) -> (Invocation, Arc<Control>, oneshot::Receiver<BackendOutcome>) {
         let (settle, outcome) = oneshot::channel();
         let control = Arc::new(Control {
             chunks: Mutex::new(Some(chunks)),
             progress,
+            activity,
             outcome: Mutex::new(Some(settle)),
             ..Control::default()
         });
@@ -139,6 +144,7 @@ impl Invocation {
         let sink = self.control.chunks().clone();
         let progress = &self.control.progress;
         progress.touch();
+        self.control.activity.wrote(text.len());
         if let Some(sink) = sink {
             // The consumer's pace is not the backend's.
             let _paused = progress.pause();

@@ -350,7 +350,8 @@ impl Backend for JsBackend {
         let stream = request.terms.wants_stream();
         let chunks = std::mem::replace(&mut request.terms.chunks, ChunkSink::discard());
         let progress = request.terms.progress.clone();
-        let (invocation, control, outcome) = Invocation::open(chunks, progress.clone());
+        let activity = request.terms.activity.clone();
+        let (invocation, control, outcome) = Invocation::open(chunks, progress.clone(), activity);
         let reported = request.session.as_ref().map(|s| s.reported.clone());
         let env = serialized_env(&request.terms.env);
         let link = request.terms.link.clone();
@@ -389,8 +390,9 @@ impl Backend for JsBackend {
         }
         let (timeout, deadline) = (request.terms.timeout, request.terms.deadline.clone());
         let progress = request.terms.progress.clone();
+        let activity = request.terms.activity.clone();
         let (invocation, control, outcome) =
-            Invocation::open(ChunkSink::discard(), progress.clone());
+            Invocation::open(ChunkSink::discard(), progress.clone(), activity);
         let link = request.terms.link.clone();
         let call = review_call(&self.name, request, invocation);
         let handed = Handed {

@@ -38,6 +38,9 @@ pub struct CallMode {
     pub dry_run: bool,
     /// Hand the answer's text to `next()` as it is produced.
     pub stream: bool,
+    /// Hand what the backend is doing to `next()` (`onProgress`): each change of phase, and the
+    /// same again every second without one.
+    pub progress: Option<bool>,
 }
 
 /// A relay the wrapper runs on the JS thread (see [`RelayScope::relay`]): the backend's name and
@@ -76,13 +79,14 @@ pub struct RelayScope {
 impl RelayScope {
     /// The registry as it is now (cheap: a map of `Arc`s) and the call's context, snapshotted
     /// here, on the JS thread.
-    fn call(&self, caller: NativeCaller, stream: bool) -> Start {
+    fn call(&self, caller: NativeCaller, mode: &CallMode) -> Start {
         Start {
             registry: self.registry.clone(),
             env: caller_env(caller.env.as_deref(), caller.depth),
             cwd: caller.cwd,
             cancel: self.cancel.child_token(),
-            stream,
+            stream: mode.stream,
+            progress: mode.progress.unwrap_or(false),
         }
     }
 
@@ -173,7 +177,7 @@ impl RelayScope {
         }
         let dry_run = |dry_run: DryRun| Ending::DryRun(Box::new(NativeDryRun::from(dry_run)));
         Either::A(NativeCall::start(
-            self.call(caller, mode.stream),
+            self.call(caller, &mode),
             move |registry, context| async move {
                 match (operation, mode.dry_run) {
                     (Operation::Review, true) => {
@@ -268,6 +272,7 @@ impl RelayScope {
         let mode = CallMode {
             dry_run: false,
             stream: false,
+            progress: None,
         };
         match self.start(Operation::Relay, request, caller, mode) {
             Either::A(call) => Either3::B(call),
@@ -300,7 +305,14 @@ impl RelayScope {
             return Either::B(NativeFailure::from(&refused));
         }
         Either::A(NativeCall::start(
-            self.call(caller, false),
+            self.call(
+                caller,
+                &CallMode {
+                    dry_run: false,
+                    stream: false,
+                    progress: None,
+                },
+            ),
             |registry, context| async move {
                 relay_core::relay_all::relay_all(registry, request, backends, context)
                     .await

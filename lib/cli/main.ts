@@ -159,7 +159,8 @@ function readStdin(signal: AbortSignal): Promise<string> {
       bytes += chunk.length
       if (bytes <= MAX_PROMPT_BYTES) return
       stop()
-      reject(new RelayError(`Prompt on stdin is too large (more than ${MAX_PROMPT_BYTES} bytes; max ${MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE'))
+      const hint = 'Shorten it: name the files in the prompt for the backend to read in the repository, and send only what it cannot read there'
+      reject(new RelayError(`Prompt on stdin is too large (over the limit of ${MAX_PROMPT_BYTES} bytes)`, 'ERR_TOO_LARGE', { hint }))
     }
     const onEnd = (): void => {
       settle()
@@ -239,7 +240,7 @@ async function readSchemaFile(path: string): Promise<string> {
       const { bytesRead } = await file.read(buffer, length, buffer.length - length, null)
       if (bytesRead === 0) break
       length += bytesRead
-      if (length > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${path} is too large (more than ${MAX_SCHEMA_FILE_BYTES} bytes; max ${MAX_SCHEMA_FILE_BYTES} bytes)`)
+      if (length > MAX_SCHEMA_FILE_BYTES) throw new UsageError(`--schema file ${path} is too large (over the limit of ${MAX_SCHEMA_FILE_BYTES} bytes)`)
     }
     return buffer.toString('utf8', 0, length)
   } finally {
@@ -299,8 +300,8 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
 }
 
 /** `{ code, message }` of any failure. */
-function codedError(error: unknown): { code: string; message: string; backendOutput?: string; reason?: string; retryAfterSeconds?: number; partialAnswer?: string } {
-  const { code, message, backendOutput, reason, retryAfterSeconds, partialAnswer } = error as { code?: unknown; message?: unknown; backendOutput?: unknown; reason?: unknown; retryAfterSeconds?: unknown; partialAnswer?: unknown }
+function codedError(error: unknown): { code: string; message: string; backendOutput?: string; reason?: string; retryAfterSeconds?: number; partialAnswer?: string; hint?: string } {
+  const { code, message, backendOutput, reason, retryAfterSeconds, partialAnswer, hint } = error as { code?: unknown; message?: unknown; backendOutput?: unknown; reason?: unknown; retryAfterSeconds?: unknown; partialAnswer?: unknown; hint?: unknown }
   return {
     code: typeof code === 'string' ? code : 'ERR_UNEXPECTED',
     message: typeof message === 'string' ? message : String(error),
@@ -309,25 +310,14 @@ function codedError(error: unknown): { code: string; message: string; backendOut
     ...(typeof reason === 'string' ? { reason } : {}),
     ...(typeof retryAfterSeconds === 'number' ? { retryAfterSeconds } : {}),
     ...(typeof partialAnswer === 'string' ? { partialAnswer } : {}),
+    ...(typeof hint === 'string' ? { hint } : {}),
   }
 }
 
-/**
- * An unknown backend's failure, with the built-in one `name` most likely meant. Only after a relay
- * failed: the names come from the addon, which usage errors and help never load.
- */
-function withBackendHint(error: unknown, name: string | undefined): unknown {
-  const coded = codedError(error)
-  if (coded.code !== 'ERR_UNSUPPORTED_BACKEND' || name === undefined) return error
-  let names: string[]
-  try {
-    const { binding } = (require('../internal/core.js') as typeof import('../internal/core.js')).native
-    names = binding.builtinBackends().map((backend) => backend.name)
-  } catch {
-    return error // a hint never hides the failure itself
-  }
-  const meant = closest(name, names)
-  return meant === undefined ? error : { code: coded.code, message: `${coded.message}. Did you mean ${meant}?` }
+/** A failure's lines on stderr: `Error [<code>] (<backend>): <message>`, then its `Hint:` when it has one. */
+function errorLines(coded: { code: string; message: string; hint?: string }, backend: string | undefined): string {
+  const hint = coded.hint === undefined ? '' : `Hint: ${printableLines(coded.hint)}\n`
+  return `Error [${printable(coded.code)}]${backend === undefined ? '' : ` (${printable(backend)})`}: ${printableLines(coded.message)}\n${hint}`
 }
 
 /**
@@ -339,7 +329,7 @@ function printError(error: unknown, json: boolean): void {
   const { backend } = error as { backend?: unknown }
   const who = typeof backend === 'string' ? backend : undefined
   if (json) process.stdout.write(`${printableJson({ ok: false, ...(who === undefined ? {} : { backend: who }), error: coded })}\n`)
-  else process.stderr.write(`Error [${printable(coded.code)}]${who === undefined ? '' : ` (${printable(who)})`}: ${printableLines(coded.message)}\n`)
+  else process.stderr.write(errorLines(coded, who))
 }
 
 /**
@@ -353,15 +343,14 @@ async function relayToSeveral(library: typeof import('../index.js'), request: Re
   const results = await library.relayAll({ ...options, backends: request.backends } as RelayAllOptions)
   stopSpinner()
   if (json) {
-    const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(withBackendHint(result.error, result.backend)) }))
+    const shown = results.map((result) => (result.ok ? result : { backend: result.backend, ok: false, error: codedError(result.error) }))
     process.stdout.write(`${printableJson(shown)}\n`)
   } else {
     const answers = results.flatMap((result) => (result.ok ? [`=== ${result.backend} ===\n${result.answer}\n`] : []))
     process.stdout.write(shownText(answers.join('\n')))
     for (const result of results) {
       if (!result.ok) {
-        const { code, message } = codedError(withBackendHint(result.error, result.backend))
-        process.stderr.write(`Error [${printable(code)}] (${printable(result.backend)}): ${printableLines(message)}\n`)
+        process.stderr.write(errorLines(codedError(result.error), result.backend))
       }
     }
   }
@@ -395,7 +384,7 @@ async function dryRunSeveral(library: typeof import('../index.js'), request: Req
     } catch (error) {
       const coded = codedError(error)
       if (!BACKEND_CHECKS.has(coded.code)) throw error
-      outcomes.push({ backend, ok: false, error: codedError(withBackendHint(error, backend)) })
+      outcomes.push({ backend, ok: false, error: coded })
     }
   }
   if (json) {
@@ -404,7 +393,7 @@ async function dryRunSeveral(library: typeof import('../index.js'), request: Req
     const { formatDryRun } = await import('./dry-run-printer.js')
     process.stdout.write(shownText(outcomes.flatMap((outcome) => (outcome.ok ? [`=== ${outcome.backend} ===\n${formatDryRun(outcome.dryRun, { showEnvelope })}`] : [])).join('\n')))
     for (const outcome of outcomes) {
-      if (!outcome.ok) process.stderr.write(`Error [${printable(outcome.error.code)}] (${printable(outcome.backend)}): ${printableLines(outcome.error.message)}\n`)
+      if (!outcome.ok) process.stderr.write(errorLines(outcome.error, outcome.backend))
     }
   }
   return outcomes.every((outcome) => outcome.ok) ? 0 : EXIT_RELAY_ERROR
@@ -454,6 +443,27 @@ async function streamAnswer(library: typeof import('../index.js'), request: Requ
   }
 }
 
+/**
+ * What the backend is doing, while the CLI waits (docs/CLI.md): the spinner's text on a terminal;
+ * with `--verbose` off one, a line on stderr for each change of phase.
+ */
+function watchProgress(request: Request, asked: string, { verbose, spinning }: { verbose: boolean; spinning: boolean }): { label: () => string } {
+  let label = `asking ${asked}…`
+  let shown = ''
+  const lines = verbose && !spinning
+  if (!lines && !spinning) return { label: () => label }
+  request.options.onProgress = (progress) => {
+    // The spinner counts the seconds itself: the phase alone, once the backend does something.
+    const doing = progress.phase === 'tool' ? `running ${progress.tool ?? 'a tool'}` : progress.phase
+    const working = progress.phase === 'thinking' || progress.phase === 'tool' || progress.phase === 'writing'
+    label = printable(`asking ${progress.backend ?? asked}…${working ? ` ${doing}` : ''}`)
+    const phase = `${progress.backend ?? ''} ${progress.phase} ${progress.tool ?? ''}`
+    if (lines && phase !== shown) process.stderr.write(`[phone-a-friend] ${printable(progress.message)}\n`)
+    shown = phase
+  }
+  return { label: () => label }
+}
+
 /** `--verbose`: who answered, in how long, at what cost, on stderr after the answer. */
 async function printSummary(details: RelayDetails): Promise<void> {
   const { formatSummary } = await import('./summary.js')
@@ -466,10 +476,10 @@ function verdictExitCode(verdict: 'ship' | 'iterate' | 'abstain'): number {
 }
 
 async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
-  const { startSpinner } = await import('./spinner.js')
+  const { spinnerShows, startSpinner } = await import('./spinner.js')
   let stopSpinner = (): void => undefined
   let printer: AnswerPrinter | undefined
-  /** The one backend asked, once the addon is loaded (so its names can be suggested). */
+  /** The one backend asked, once the addon is loaded. */
   let backend: string | undefined
   try {
     const request = await buildRequest(flags, life.signal)
@@ -491,7 +501,8 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
       stopSpinner = once(startSpinner(`asking ${request.backends.join(', ')}…`))
       return await relayToSeveral(library, { ...request, backends: request.backends }, Boolean(flags.json), shownText, stopSpinner)
     }
-    stopSpinner = once(startSpinner(`asking ${request.options.backend ?? library.DEFAULT_BACKEND}…`))
+    const watching = watchProgress(request, backend, { verbose: Boolean(flags.verbose), spinning: spinnerShows() })
+    stopSpinner = once(startSpinner(watching.label))
     // JSON answers (--schema, --verdict) are all or nothing: never streamed.
     if (flags.json || flags['no-stream'] || request.options.schema !== undefined || flags.verdict) {
       const details = request.review ? await library.reviewRelayDetailed(request.options) : await library.relayDetailed(request.options)
@@ -515,7 +526,7 @@ async function runRelay(flags: Flags, life: Lifetime): Promise<number> {
     // Part of the answer may be on stdout already: it stays there, its line ended.
     printer?.abandon()
     if (life.stopped) return life.report(Boolean(flags.json))
-    printError(withBackendHint(error, backend), Boolean(flags.json))
+    printError(error, Boolean(flags.json))
     return EXIT_RELAY_ERROR
   }
 }

@@ -1,12 +1,12 @@
 // The one road of a call on the JS side (docs/ARCHITECTURE.md §2): open it (environment, cwd,
 // the call's record), start it in the scope (one native entry per operation), read its steps
 // (warnings, streamed text, then its end) and turn a failure into what the caller must see.
-import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeUsage } from '../../binding.js'
+import type { CallStep, DirectRelay, NativeCall, NativeCaller, NativeFailure, NativeProgress, NativeUsage } from '../../binding.js'
 import { binding, onMainThread, scope } from './native.js'
 import { AbortError, BackendError, RelayError, type RelayErrorCode, type RelayErrorReason } from './errors.js'
 import { currentBackendDepth } from './depth.js'
 import { encodeEnv } from './env.js'
-import type { CallRecord } from './call-records.js'
+import type { CallRecord, RelayProgress } from './call-records.js'
 import { passTurn, waitForTurn } from './turns.js'
 import { onAbort } from './abort-listeners.js'
 import { runInvocation, trampolineFor } from './backends.js'
@@ -18,6 +18,7 @@ import type { Parsed } from './options.js'
 export interface CallOptions {
   signal?: AbortSignal
   onWarning?: (message: string) => void
+  onProgress?: (progress: RelayProgress) => void
   /** Where to keep its warnings too (a detailed call's result). */
   warnings?: string[]
 }
@@ -39,9 +40,19 @@ interface OpenCall {
 }
 
 /** Opens a call: an aborted signal fails it first, before anything is copied. */
-function openCall({ signal, onWarning, warnings }: CallOptions): OpenCall {
+function openCall({ signal, onWarning, onProgress, warnings }: CallOptions): OpenCall {
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason })
-  return { caller: caller(), record: { thrown: new Map(), signal, onWarning, warnings } }
+  return { caller: caller(), record: { thrown: new Map(), signal, onWarning, onProgress, warnings } }
+}
+
+/** What the backend is doing goes to the call's `onProgress`; a throw from it is ignored. */
+function report(record: CallRecord, progress: NativeProgress): void {
+  const { backend, phase, tool, answerBytes, elapsedMs, message } = progress
+  try {
+    record.onProgress?.({ backend: backend ?? null, phase: phase as RelayProgress['phase'], tool: tool ?? null, answerBytes, elapsedMs, message })
+  } catch {
+    // A caller's callback that throws must not take the relay down with it.
+  }
 }
 
 /** A warning about a call goes to its `onWarning`, else `console.error`. */
@@ -98,6 +109,7 @@ async function* steps(started: () => Started, signal: AbortSignal | undefined): 
       if (step.kind === 'text') yield step.text ?? ''
       else if (step.kind === 'warning') warn(call.record, step.text ?? '')
       else if (step.kind === 'invoke' && step.invoke) runInvocation(step.invoke, call.record)
+      else if (step.kind === 'progress' && step.progress) report(call.record, step.progress)
       else if (step.kind === 'failure') {
         ended = true
         throw fromNative(step.failure, call.record)
@@ -145,8 +157,9 @@ function endOf({ step }: Ended): string | DryRun {
  */
 export async function relay(parsed: Parsed): Promise<string | DryRun> {
   const { options, onChunk, dryRun } = parsed
-  const here = !dryRun && onChunk === undefined && trampolineFor(options.backend ?? DEFAULT_BACKEND) !== undefined
-  if (!here) return endOf(await settle(steps(() => begin(parsed, (caller) => scope().relay(options, caller, { dryRun, stream: onChunk !== undefined })), parsed.signal), onChunk))
+  const watched = parsed.onProgress !== undefined
+  const here = !dryRun && onChunk === undefined && !watched && trampolineFor(options.backend ?? DEFAULT_BACKEND) !== undefined
+  if (!here) return endOf(await settle(steps(() => begin(parsed, (caller) => scope().relay(options, caller, { dryRun, stream: onChunk !== undefined, progress: watched })), parsed.signal), onChunk))
   const wait = waitForTurn()
   if (wait !== undefined) await wait
   try {
@@ -244,7 +257,7 @@ export async function detailed(parsed: Parsed, operation: 'relay' | 'review'): P
   const started = performance.now()
   const warnings: string[] = []
   const { options, onChunk } = parsed
-  const mode = { dryRun: false, stream: onChunk !== undefined }
+  const mode = { dryRun: false, stream: onChunk !== undefined, progress: parsed.onProgress !== undefined }
   const start = (caller: NativeCaller): NativeCall | NativeFailure => (operation === 'relay' ? scope().relay(options, caller, mode) : scope().review(options, caller, mode))
   return detailsOf(await settle(steps(() => begin({ ...parsed, warnings }, start), parsed.signal), onChunk), warnings, started)
 }
@@ -258,14 +271,14 @@ export async function* relayStream(parsed: Parsed): AsyncGenerator<string, strin
 export async function* relayStreamDetailed(parsed: Parsed): AsyncGenerator<string, RelayDetails, undefined> {
   const started = performance.now()
   const warnings: string[] = []
-  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true })
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().relay(parsed.options, caller, { dryRun: false, stream: true, progress: parsed.onProgress !== undefined })
   return detailsOf(yield* steps(() => begin({ ...parsed, warnings }, start), parsed.signal), warnings, started)
 }
 
 /** `reviewRelay()`. */
 export async function review(parsed: Parsed): Promise<string | DryRun> {
   const { options, onChunk, dryRun } = parsed
-  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().review(options, caller, { dryRun, stream: onChunk !== undefined })
+  const start = (caller: NativeCaller): NativeCall | NativeFailure => scope().review(options, caller, { dryRun, stream: onChunk !== undefined, progress: parsed.onProgress !== undefined })
   return endOf(await settle(steps(() => begin(parsed, start), parsed.signal), onChunk))
 }
 
@@ -320,7 +333,8 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
     case 'relay': {
       const message = failure.message ?? ''
       const code = failure.code ?? 'ERR_INTERNAL'
-      if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code)
+      const hint = failure.hint === undefined || failure.hint === null ? {} : { hint: failure.hint }
+      if (failure.backend === undefined || failure.backend === null) return new RelayError(message, code, hint)
       // An answer that did not match its schema: the backend answered, it did not fail.
       if (typeof failure.answer === 'string') return new RelayError(message, code, { backend: failure.backend, answer: failure.answer })
       const cause = failure.handle === undefined || failure.handle === null ? new BackendError(message) : record?.thrown.get(failure.handle)
@@ -328,7 +342,7 @@ export function fromNative(failure: NativeFailure | null | undefined, record?: C
       const reason = failure.reason === undefined || failure.reason === null ? {} : { reason: failure.reason }
       const partial = failure.partialAnswer === undefined || failure.partialAnswer === null ? {} : { partialAnswer: failure.partialAnswer }
       const retry = failure.retryAfterSeconds === undefined || failure.retryAfterSeconds === null ? {} : { retryAfterSeconds: failure.retryAfterSeconds }
-      return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...retry, ...partial })
+      return new RelayError(message, code, { backend: failure.backend, cause, ...output, ...reason, ...retry, ...partial, ...hint })
     }
     default:
       return new AbortError(undefined, { cause: record?.signal?.reason })

@@ -21,6 +21,8 @@ export interface RelayErrorOptions {
   retryAfterSeconds?: number
   /** What the backend had answered when it was stopped (see `RelayError.partialAnswer`). */
   partialAnswer?: string
+  /** What to do about it (see `RelayError.hint`). */
+  hint?: string
 }
 
 /**
@@ -55,6 +57,12 @@ export class RelayError extends Error {
    * when it had begun. Absent otherwise.
    */
   readonly partialAnswer?: string
+  /**
+   * What to do about it, beside a message the original relay fixed (docs/ERRORS.md, "`hint`"):
+   * the name most likely meant (`Did you mean gemini?`), how to get under a size limit. Absent
+   * when there is nothing to add.
+   */
+  readonly hint?: string
 
   constructor(message: string, code: RelayErrorCode = 'ERR_BACKEND_FAILED', options: RelayErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined)
@@ -65,6 +73,7 @@ export class RelayError extends Error {
     if (options.reason !== undefined) this.reason = options.reason
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds
     if (options.partialAnswer !== undefined) this.partialAnswer = options.partialAnswer
+    if (options.hint !== undefined) this.hint = options.hint
   }
 }
 

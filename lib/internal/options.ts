@@ -1,5 +1,6 @@
 import type { RelayRequest } from '../../binding.js'
 import { invalidArgType, outOfRange } from './errors.js'
+import type { RelayProgress } from './call-records.js'
 
 /** How much a backend may touch. Built-in backends accept all three. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -28,6 +29,12 @@ interface CallbackOptions {
   sandbox?: SandboxMode | null
   /** Receives the call's warnings instead of `console.error`. */
   onWarning?: ((message: string) => void) | null
+  /**
+   * Hears what the backend is doing while the call waits: each change of phase (thinking, a tool,
+   * writing) and, between changes, the same status every second with its elapsed time. A throw
+   * from it is ignored.
+   */
+  onProgress?: ((progress: RelayProgress) => void) | null
 }
 
 export interface RelayOptions extends Required<Pick<RelayRequest, 'prompt'>>, Pick<RelayRequest, 'repoPath'>, Omit<Absent<RelayRequest>, 'prompt' | 'repoPath' | TypedHere | ReviewOnly>, CallbackOptions {
@@ -144,17 +151,18 @@ export function onChunkOf(options: Fields): ((text: string) => void) | undefined
   return callbackOf(options, 'onChunk')
 }
 
-function callbackOf(options: Fields, key: string): ((text: string) => void) | undefined {
+function callbackOf<T = string>(options: Fields, key: string): ((value: T) => void) | undefined {
   const value = options[key]
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'function') throw invalidArgType(`options.${key}`, 'of type function', value)
-  return value as (text: string) => void
+  return value as (value: T) => void
 }
 
 export interface Parsed {
   options: RelayRequest
   signal?: AbortSignal
   onWarning?: (message: string) => void
+  onProgress?: (progress: RelayProgress) => void
   onChunk?: (text: string) => void
   dryRun: boolean
 }
@@ -205,7 +213,14 @@ function parsed(input: unknown, call: 'relay' | 'review'): Parsed {
     base: relay ? undefined : optionalString(fields, 'base'),
     verdict: relay ? undefined : optionalBoolean(fields, 'verdict'),
   }
-  return { options, signal: signalOf(fields), onChunk: onChunkOf(fields), onWarning: callbackOf(fields, 'onWarning'), dryRun: optionalBoolean(fields, 'dryRun') ?? false }
+  return {
+    options,
+    signal: signalOf(fields),
+    onChunk: onChunkOf(fields),
+    onWarning: callbackOf(fields, 'onWarning'),
+    onProgress: callbackOf<RelayProgress>(fields, 'onProgress'),
+    dryRun: optionalBoolean(fields, 'dryRun') ?? false,
+  }
 }
 
 export function nativeRelayOptions(input: unknown): Parsed {
@@ -220,7 +235,7 @@ export function nativeReviewOptions(input: unknown): Parsed {
  * `relayAll()` options (docs/CONTRACT.md §15): those of `relay()`, with `backends` in place of
  * `backend`. What `relayAll()` refuses at run time is typed as absent (`null` or left out).
  */
-export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'dryRun' | 'signal' | 'session' | 'backendSession' | 'fallback'> {
+export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk' | 'onProgress' | 'dryRun' | 'signal' | 'session' | 'backendSession' | 'fallback'> {
   /**
    * The backends to ask, all at once, each on the same envelope; at least one. The results come
    * in this order (a name given twice is asked twice).
@@ -234,6 +249,8 @@ export interface RelayAllOptions extends Omit<RelayOptions, 'backend' | 'onChunk
   fallback?: null
   /** Not for `relayAll()`: it streams nothing. */
   onChunk?: null
+  /** Not for `relayAll()`: its backends work at once, each in its own phase. */
+  onProgress?: null
   /** Not for `relayAll()`: `relay({ dryRun: true })` describes a call. */
   dryRun?: false | null
   /** Not for `relayAll()` (`ERR_SESSION`): a session belongs to one backend. */
@@ -253,6 +270,7 @@ export function nativeRelayAllOptions(input: unknown): Parsed & { backends: stri
   // Options that mean something else here are refused rather than silently ignored.
   if (fields.backend !== undefined && fields.backend !== null) throw invalidArgType('options.backend', 'undefined for relayAll() (name them in backends)', fields.backend)
   if (fields.onChunk !== undefined && fields.onChunk !== null) throw invalidArgType('options.onChunk', 'undefined for relayAll()', fields.onChunk)
+  if (fields.onProgress !== undefined && fields.onProgress !== null) throw invalidArgType('options.onProgress', 'undefined for relayAll()', fields.onProgress)
   if (fields.fallback !== undefined && fields.fallback !== null) throw invalidArgType('options.fallback', 'undefined for relayAll() (it asks every backend already)', fields.fallback)
   if (fields.dryRun !== undefined && fields.dryRun !== null && fields.dryRun !== false) throw invalidArgType('options.dryRun', 'false for relayAll()', fields.dryRun)
   return { ...nativeRelayOptions(fields), backends: backends as string[] }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::activity::Activity;
 use crate::deadline::{Deadline, Timeout};
 use crate::env::Env;
 use crate::errors::{BackendFailureKind, ThrownValue};
@@ -52,14 +53,17 @@ pub struct Terms {
     /// Where the backend records its usage and the model that answered, as it learns them.
     /// Each run gets its own (`relay::run_backend`).
     pub report: RunReport,
+    /// Where the backend says what it is doing, for a caller who watches (`onProgress`).
+    pub activity: Activity,
 }
 
 impl Terms {
     /// Whether the backend should give its answer as it goes, where it can choose: somebody
-    /// streams it, or the stall watchdog counts it as progress (claude's `--output-format json`
-    /// and Ollama's `"stream": false` say nothing until they are done).
+    /// streams it, the stall watchdog counts it as progress, or a caller watches what it does
+    /// (claude's `--output-format json` and Ollama's `"stream": false` say nothing until they
+    /// are done).
     pub fn wants_stream(&self) -> bool {
-        self.chunks.is_streaming() || self.progress.is_watched()
+        self.chunks.is_streaming() || self.progress.is_watched() || self.activity.is_watched()
     }
 }
 

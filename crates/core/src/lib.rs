@@ -5,6 +5,7 @@
 //! feature gives the request type its napi form where it is defined, and nothing else here uses
 //! napi.
 
+pub mod activity;
 pub mod backend;
 pub mod backends;
 pub mod bounded_text;
@@ -20,6 +21,7 @@ pub mod errors;
 pub mod failure_reason;
 pub mod fit;
 pub mod git;
+pub mod hint;
 pub mod limits;
 pub mod lines;
 pub mod mcp;

@@ -74,6 +74,7 @@ impl Warn for NoWarnings {
 fn call(cancel: CancellationToken) -> CallContext {
     CallContext {
         chunks: ChunkSink::discard(),
+        activity: crate::activity::Activity::unwatched(),
         env: Env::from([(
             "PATH".to_string(),
             std::env::var("PATH").unwrap_or_default(),

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::builtin::{self, Builtin};
 use super::cli::EventParser;
 use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::activity::Doing;
 use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::{measure, Measured};
 use crate::env::Env;
@@ -122,9 +123,15 @@ pub(crate) struct ClaudeEvents {
     session_id: Option<String>,
     /// The `result` event's totals and the model its `init` event named.
     reported: Reported,
+    /// What the last event said claude is doing.
+    doing: Option<Doing>,
 }
 
 impl EventParser for ClaudeEvents {
+    fn take_doing(&mut self) -> Option<Doing> {
+        self.doing.take()
+    }
+
     fn line(&mut self, line: StdoutLine) -> Option<String> {
         if line.cut {
             // claude does not write `type` first, so a cut line cannot be told by its start.
@@ -160,6 +167,15 @@ impl EventParser for ClaudeEvents {
                 }
                 None
             }
+            // A request under way, or tool results going back to the model.
+            "system" if event.get("subtype").and_then(Value::as_str) == Some("status") => {
+                self.doing = Some(Doing::Thinking);
+                None
+            }
+            "user" => {
+                self.doing = Some(Doing::Thinking);
+                None
+            }
             "system" if event.get("subtype").and_then(Value::as_str) == Some("init") => {
                 let model = event.get("model").and_then(Value::as_str);
                 self.reported.model = model.map(str::to_string);
@@ -176,6 +192,19 @@ impl ClaudeEvents {
         match event.get("type").and_then(Value::as_str)? {
             "message_start" => {
                 self.message_has_text = false;
+                self.doing = Some(Doing::Thinking);
+                None
+            }
+            "content_block_start" => {
+                let block = event.get("content_block")?;
+                self.doing = match block.get("type").and_then(Value::as_str)? {
+                    "tool_use" | "server_tool_use" => {
+                        let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
+                        Some(Doing::Tool(name.to_string()))
+                    }
+                    "thinking" | "redacted_thinking" => Some(Doing::Thinking),
+                    _ => None,
+                };
                 None
             }
             "content_block_delta" => {

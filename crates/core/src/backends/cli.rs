@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builtin::Builtin;
 use super::{last_words, version};
+use crate::activity::{Activity, Doing};
 use crate::backend::{BackendFailure, BackendResult, CommandPlan, Plan};
 use crate::bounded_text::Measured;
 use crate::deadline::Timeout;
@@ -29,16 +30,23 @@ pub const MAX_EVENT_LINE: usize = 2 * MAX_OUTPUT_BYTES + 64 * 1024;
 pub trait EventParser {
     /// Takes one line; returns the text it adds to the stream, if any.
     fn line(&mut self, line: StdoutLine) -> Option<String>;
+
+    /// What the last line said the backend is doing, when it said (taken once).
+    fn take_doing(&mut self) -> Option<Doing> {
+        None
+    }
 }
 
 /// Runs `spec`, handing each stdout line to `parser` as it arrives and sending what it makes of
-/// it to `chunks` (while `chunks` waits for its consumer, stdout is not read: backpressure).
+/// it to `chunks` (while `chunks` waits for its consumer, stdout is not read: backpressure) and
+/// what it says the backend does to `activity`.
 /// Once the process has exited, the lines it wrote are all parsed before this returns.
 /// `pipe_capacity`: see [`crate::subprocess::LineSender::with_pipe_capacity`].
 pub async fn run_with_events(
     spec: ProcessSpec,
     parser: &mut impl EventParser,
     chunks: &ChunkSink,
+    activity: &Activity,
     pipe_capacity: Option<usize>,
     cancel: &CancellationToken,
 ) -> Result<ProcessOutput, ProcessError> {
@@ -49,7 +57,12 @@ pub async fn run_with_events(
     let run = run_process_streaming(spec, lines, cancel);
     let consume = async {
         while let Some(line) = receiver.recv().await {
-            if let Some(text) = parser.line(line) {
+            let text = parser.line(line);
+            if let Some(doing) = parser.take_doing() {
+                activity.doing(doing);
+            }
+            if let Some(text) = text {
+                activity.wrote(text.len());
                 chunks.send(text).await;
             }
         }

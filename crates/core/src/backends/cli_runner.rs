@@ -152,6 +152,7 @@ async fn run_found<C: Cli>(
         spec,
         &mut events,
         &request.terms.chunks,
+        &request.terms.activity,
         C::STDOUT_PIPE_BYTES,
         cancel,
     )

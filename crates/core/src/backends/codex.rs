@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builtin;
 use super::cli::{run_with_events, within_output_limit, CliLabel, EventParser};
+use crate::activity::Doing;
 use crate::backend::{
     named_model, Backend, BackendFailure, BackendFuture, BackendResult, Plan, ReviewRequest,
     RunRequest, Terms,
@@ -112,9 +113,15 @@ struct CodexEvents {
     last_error: Option<String>,
     /// Every `turn.completed`'s usage, added up (one a run, summed over its requests).
     usage: Option<Usage>,
+    /// What the last event said codex is doing.
+    doing: Option<Doing>,
 }
 
 impl EventParser for CodexEvents {
+    fn take_doing(&mut self) -> Option<Doing> {
+        self.doing.take()
+    }
+
     fn line(&mut self, line: StdoutLine) -> Option<String> {
         if line.cut {
             // Too long to parse: if it is an assistant message, it is the last one so far, and
@@ -142,26 +149,15 @@ impl EventParser for CodexEvents {
                 self.thread_id = text_of(event.get("thread_id"));
                 None
             }
-            "item.completed" => {
-                let item = event.get("item")?;
-                if item.get("type").and_then(Value::as_str) != Some("agent_message") {
-                    return None;
-                }
-                let text = js_trim(item.get("text").and_then(Value::as_str)?);
-                if text.is_empty() {
-                    return None;
-                }
-                self.last_message = Some(crate::bounded_text::measure(
-                    text.as_bytes(),
-                    MAX_OUTPUT_BYTES,
-                ));
-                self.messages += 1;
-                Some(if self.messages == 1 {
-                    text.to_string()
-                } else {
-                    format!("\n\n{text}")
-                })
+            "turn.started" => {
+                self.doing = Some(Doing::Thinking);
+                None
             }
+            "item.started" => {
+                self.doing = event.get("item").map(item_doing);
+                None
+            }
+            "item.completed" => self.item_completed(event.get("item")?),
             "turn.completed" => {
                 let turn = turn_usage(event.get("usage")?);
                 self.usage = Some(self.usage.unwrap_or_default().plus(turn));
@@ -179,6 +175,44 @@ impl EventParser for CodexEvents {
             _ => None,
         }
     }
+}
+
+impl CodexEvents {
+    /// An item's end: an assistant message is streamed, a blank line after the one before.
+    fn item_completed(&mut self, item: &Value) -> Option<String> {
+        if item.get("type").and_then(Value::as_str) != Some("agent_message") {
+            // A tool's or the reasoning's end: the model is at work again.
+            self.doing = Some(Doing::Thinking);
+            return None;
+        }
+        let text = js_trim(item.get("text").and_then(Value::as_str)?);
+        if text.is_empty() {
+            return None;
+        }
+        self.last_message = Some(crate::bounded_text::measure(
+            text.as_bytes(),
+            MAX_OUTPUT_BYTES,
+        ));
+        self.messages += 1;
+        Some(if self.messages == 1 {
+            text.to_string()
+        } else {
+            format!("\n\n{text}")
+        })
+    }
+}
+
+/// What an `item.started` says codex does: a tool by its kind (an MCP tool by its name), else
+/// thinking.
+fn item_doing(item: &Value) -> Doing {
+    let tool = match item.get("type").and_then(Value::as_str) {
+        Some("command_execution") => "shell",
+        Some("file_change") => "apply_patch",
+        Some("web_search") => "web_search",
+        Some("mcp_tool_call") => item.get("tool").and_then(Value::as_str).unwrap_or("mcp"),
+        _ => return Doing::Thinking,
+    };
+    Doing::Tool(tool.to_string())
 }
 
 /// A turn's tokens (docs/BACKENDS.md, "Usage"): OpenAI counts the cached within `input_tokens`
@@ -352,7 +386,16 @@ async fn invoke_found(
         progress: invocation.terms.progress.clone(),
     };
     let mut events = CodexEvents::default();
-    let run = run_with_events(spec, &mut events, &invocation.terms.chunks, None, cancel).await;
+    let terms = invocation.terms;
+    let run = run_with_events(
+        spec,
+        &mut events,
+        &terms.chunks,
+        &terms.activity,
+        None,
+        cancel,
+    )
+    .await;
     if let Some(usage) = events.usage {
         invocation.terms.report.usage(usage);
     }

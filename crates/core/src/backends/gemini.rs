@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::builtin::{self, Builtin};
 use super::cli::{counting_unread, EventParser};
 use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::activity::Doing;
 use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::BoundedText;
 use crate::limits::MAX_OUTPUT_BYTES;
@@ -58,6 +59,8 @@ pub(crate) struct GeminiEvents {
     session_id: Option<String>,
     /// The `result` event's `stats`.
     reported: Reported,
+    /// What the last event said gemini is doing.
+    doing: Option<Doing>,
 }
 
 impl Default for GeminiEvents {
@@ -71,11 +74,16 @@ impl Default for GeminiEvents {
             ended: false,
             session_id: None,
             reported: Reported::default(),
+            doing: None,
         }
     }
 }
 
 impl EventParser for GeminiEvents {
+    fn take_doing(&mut self) -> Option<Doing> {
+        self.doing.take()
+    }
+
     fn line(&mut self, line: StdoutLine) -> Option<String> {
         if line.cut {
             // Too long to parse; its beginning tells what it is (gemini writes `type` and
@@ -94,7 +102,20 @@ impl EventParser for GeminiEvents {
         let kind = event.get("type").and_then(Value::as_str)?;
         self.saw_events = true;
         match kind {
+            "tool_use" => {
+                let tool = event
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("tool");
+                self.doing = Some(Doing::Tool(tool.to_string()));
+                None
+            }
+            "tool_result" => {
+                self.doing = Some(Doing::Thinking);
+                None
+            }
             "init" => {
+                self.doing = Some(Doing::Thinking);
                 self.session_id = event
                     .get("session_id")
                     .and_then(Value::as_str)
@@ -113,20 +134,27 @@ impl EventParser for GeminiEvents {
                 (!text.is_empty()).then(|| text.to_string())
             }
             "result" => {
-                self.ended = true;
-                self.reported = reported(event.get("stats"));
-                if event.get("status").and_then(Value::as_str) == Some("success") {
-                    return None;
-                }
-                let message = event
-                    .get("error")
-                    .and_then(|error| error.get("message"))
-                    .and_then(Value::as_str);
-                self.error = message.map(str::to_string);
+                self.result(&event);
                 None
             }
             _ => None,
         }
+    }
+}
+
+impl GeminiEvents {
+    /// gemini's last event: its usage, and its error when it did not succeed.
+    fn result(&mut self, event: &serde_json::Map<String, Value>) {
+        self.ended = true;
+        self.reported = reported(event.get("stats"));
+        if event.get("status").and_then(Value::as_str) == Some("success") {
+            return;
+        }
+        let message = event
+            .get("error")
+            .and_then(|error| error.get("message"))
+            .and_then(Value::as_str);
+        self.error = message.map(str::to_string);
     }
 }
 

@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::activity::Doing;
 use crate::backend::{
     Backend, BackendFailure, BackendFuture, BackendResult, Plan, RunRequest, Terms, WindowFuture,
     WindowQuery,
@@ -232,6 +233,7 @@ async fn exchange(
     terms: &Terms,
 ) -> Result<BackendResult, reqwest::Error> {
     let (chunks, progress) = (&terms.chunks, &terms.progress);
+    terms.activity.doing(Doing::Thinking);
     let mut response = client.post(chat_url(base)).json(body).send().await?;
     let status = response.status();
     if !status.is_success() {
@@ -262,6 +264,7 @@ async fn exchange(
             match event {
                 ChatEvent::Content(mut text) => {
                     answer.push(text.as_bytes());
+                    terms.activity.wrote(text.len());
                     if !streaming {
                         // The stream starts where the answer does (as gemini's): the
                         // whitespace before the first text is not sent.
@@ -299,14 +302,26 @@ async fn http_error(
     mut response: reqwest::Response,
     status: reqwest::StatusCode,
 ) -> Result<BackendResult, reqwest::Error> {
+    // When to come back (a 429, a 503), in seconds: said beside the message, which is the
+    // original's (docs/ERRORS.md, `retryAfterSeconds`).
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u32>().ok());
     let head = ollama_http::read_head(&mut response, ERROR_BODY_BYTES).await?;
     let start = error_body_start(&head);
     // As the original's `${body ? `: ${body.slice(0, 200)}` : ''}`: no colon for no body.
     let separator = if start.is_empty() { "" } else { ": " };
-    Ok(Err(failed(format!(
-        "Ollama returned HTTP {}{separator}{start}",
-        status.as_u16()
-    ))))
+    let message = format!("Ollama returned HTTP {}{separator}{start}", status.as_u16());
+    Ok(Err(match retry_after {
+        Some(seconds) => BackendFailure::with_words(
+            BackendFailureKind::Failed,
+            message,
+            &format!("Retry-After: {seconds}"),
+        ),
+        None => failed(message),
+    }))
 }
 
 /// Reads what follows the last line for a moment, so that the connection, its response
@@ -491,6 +506,7 @@ mod tests {
             window: None,
             progress: crate::progress::Progress::unwatched(),
             report: crate::usage::RunReport::default(),
+            activity: crate::activity::Activity::unwatched(),
             chunks: crate::stream::ChunkSink::discard(),
             link: crate::backend::CallLink::default(),
         }

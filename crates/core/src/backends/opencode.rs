@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::builtin::{self, Builtin};
 use super::cli::{counting_unread, EventParser};
 use super::cli_runner::{Cli, CliEvents, Ending};
+use crate::activity::Doing;
 use crate::backend::{named_model, RunRequest};
 use crate::bounded_text::BoundedText;
 use crate::env::Env;
@@ -62,6 +63,8 @@ pub(crate) struct OpencodeEvents {
     session_id: Option<String>,
     /// Every `step_finish` part's tokens and cost, added up.
     usage: Option<Usage>,
+    /// What the last event said opencode is doing.
+    doing: Option<Doing>,
 }
 
 impl Default for OpencodeEvents {
@@ -75,11 +78,16 @@ impl Default for OpencodeEvents {
             error: None,
             session_id: None,
             usage: None,
+            doing: None,
         }
     }
 }
 
 impl EventParser for OpencodeEvents {
+    fn take_doing(&mut self) -> Option<Doing> {
+        self.doing.take()
+    }
+
     fn line(&mut self, line: StdoutLine) -> Option<String> {
         if line.cut {
             // Too long to parse; opencode writes `type` first.
@@ -103,6 +111,16 @@ impl EventParser for OpencodeEvents {
         }
         match kind {
             "text" => self.text(event.get("part")?),
+            "step_start" | "reasoning" => {
+                self.doing = Some(Doing::Thinking);
+                None
+            }
+            "tool_use" => {
+                let part = event.get("part")?;
+                let tool = part.get("tool").and_then(Value::as_str).unwrap_or("tool");
+                self.doing = Some(Doing::Tool(tool.to_string()));
+                None
+            }
             "step_finish" => {
                 let step = step_usage(event.get("part")?);
                 self.usage = Some(self.usage.unwrap_or_default().plus(step));

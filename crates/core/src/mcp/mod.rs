@@ -5,6 +5,7 @@
 mod arguments;
 mod context_files;
 mod long_answers;
+mod progress_notes;
 mod server;
 pub mod stdio;
 mod task_form;

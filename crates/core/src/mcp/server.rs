@@ -11,10 +11,9 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
-    CustomRequest, CustomResult, ErrorData, Extensions, Implementation, ProgressNotificationParam,
-    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestMetaObject, ResourceContents, ServerCapabilities, ServerConfig as ServerInfo,
-    UpdateTaskParams,
+    CustomRequest, CustomResult, ErrorData, Extensions, Implementation, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestMetaObject, ResourceContents,
+    ServerCapabilities, ServerConfig as ServerInfo, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
@@ -26,16 +25,19 @@ use tokio_util::task::TaskTracker;
 use super::arguments::{RelayArguments, ReviewArguments};
 use super::context_files::ContextFiles;
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
+use super::progress_notes::{forward_progress, Listeners, STATUS_PACE};
 use super::task_form::{extension_task, TaskForm, TaskLink};
 use super::task_store::{TaskStore, TASK_LIMITS};
 use super::task_transport::TASK_TOOLS;
 use super::ServerConfig;
+use crate::activity::{Activity, Watcher};
 use crate::backend::CallLink;
 use crate::backends::builtin;
 use crate::doctor::{self, DoctorReport};
 use crate::errors::{shown, RelayError, RelayFailure};
 use crate::failure_reason;
 use crate::fit::Coverage;
+use crate::hint::hint_of;
 use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
 use crate::relay::{self, Answered, Attempt, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
@@ -134,6 +136,9 @@ pub struct ToolError {
     /// What the backend had answered when it was stopped (the library's `partialAnswer`).
     #[serde(rename = "partialAnswer", skip_serializing_if = "Option::is_none")]
     pub partial_answer: Option<String>,
+    /// What to do about it: the name meant, how to get under a limit (the library's `hint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 #[derive(Clone)]
@@ -196,13 +201,8 @@ impl RelayServer {
         let cancel = self.config.cancel.child_token();
         let progress = meta.get_progress_token();
         let task = extensions.get::<TaskLink>().cloned();
-        let (chunks, source) = match (&progress, &task) {
-            (None, None) => (ChunkSink::discard(), None),
-            _ => {
-                let (sink, source) = chunk_channel();
-                (sink, Some(source))
-            }
-        };
+        let heard = progress.is_some() || task.is_some();
+        let (chunks, source, activity, watcher) = outlets(heard);
         let call = CallContext {
             env: self.config.env.clone(),
             cwd: self.config.cwd.clone(),
@@ -210,6 +210,7 @@ impl RelayServer {
             warn: self.config.warn.clone(),
             link: CallLink::default(),
             chunks,
+            activity,
         };
         let registry = self.config.registry.clone();
         let work = async move {
@@ -222,8 +223,12 @@ impl RelayServer {
             }
         };
         let relay = self.tracker.track_future(work);
-        let status = task.map(|task| (self.tasks.clone(), task.id));
-        let forward = forward_progress(peer, progress, status, source);
+        let listeners = Listeners {
+            peer,
+            token: progress,
+            task: task.map(|task| (self.tasks.clone(), task.id)),
+        };
+        let forward = forward_progress(listeners, source, watcher);
         // A cancelled request fires the relay's token; the relay is not dropped but left to stop
         // its backend and settle (as aborted), so this only ever ends through the first branch.
         let relay_cancel = async {
@@ -293,7 +298,10 @@ impl RelayServer {
             }
             Err(failure) => {
                 let error = tool_error(&failure);
-                let text = format!("Error [{}]: {}", error.code, error.message);
+                let mut text = format!("Error [{}]: {}", error.code, error.message);
+                if let Some(hint) = &error.hint {
+                    text.push_str(&format!("\nHint: {hint}"));
+                }
                 (text, ToolOutcome::failed(asked, error))
             }
         };
@@ -306,35 +314,15 @@ impl RelayServer {
     }
 }
 
-/// Sends each chunk of the answer as a progress notification: `progress` counts the bytes so
-/// far, `message` is the chunk's text; and, for a task, says the count in its status.
-async fn forward_progress(
-    peer: Peer<RoleServer>,
-    token: Option<ProgressToken>,
-    task: Option<(Arc<TaskStore>, String)>,
-    source: Option<ChunkSource>,
-) {
-    let Some(mut source) = source else {
-        return;
-    };
-    let mut sent = 0usize;
-    while let Some(chunk) = source.next().await {
-        sent += chunk.text.len();
-        if let Some((tasks, id)) = &task {
-            tasks.note_progress(
-                id,
-                format!("{sent} bytes of the answer so far"),
-                Instant::now(),
-            );
-        }
-        let Some(token) = &token else {
-            continue;
-        };
-        let note =
-            ProgressNotificationParam::new(token.clone(), sent as f64).with_message(chunk.text);
-        // A client that went away cannot be told; the relay goes on to its end or its cancel.
-        let _ = peer.notify_progress(note).await;
+/// Where a call's text and status go: to a client that hears them (a progress token, a task),
+/// else nowhere.
+fn outlets(heard: bool) -> (ChunkSink, Option<ChunkSource>, Activity, Option<Watcher>) {
+    if !heard {
+        return (ChunkSink::discard(), None, Activity::unwatched(), None);
     }
+    let (sink, source) = chunk_channel();
+    let (activity, watcher) = Activity::watched(STATUS_PACE);
+    (sink, Some(source), activity, Some(watcher))
 }
 
 fn tool_error(failure: &RelayFailure) -> ToolError {
@@ -359,6 +347,7 @@ fn tool_error(failure: &RelayFailure) -> ToolError {
         partial_answer: relay_error
             .and_then(RelayError::partial_answer)
             .map(String::from),
+        hint: relay_error.and_then(hint_of),
     }
 }
 

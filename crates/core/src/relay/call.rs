@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::activity::Activity;
 use crate::backend::CallLink;
 use crate::dry_run::DryRun;
 use crate::env::Env;
@@ -44,6 +45,8 @@ pub struct CallContext {
     pub link: CallLink,
     /// Where the backend's text goes as it is produced; `ChunkSink::discard()` for `relay()`.
     pub chunks: ChunkSink,
+    /// Where its backends say what they do, for a caller who watches; else unwatched.
+    pub activity: Activity,
 }
 
 impl CallContext {

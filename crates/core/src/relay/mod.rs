@@ -53,6 +53,7 @@ pub async fn relay(
     call.warn_about_fit(fitted.as_ref()).await;
     let deadline = request.terms.deadline.clone();
     request.terms.chunks = call.chunks;
+    request.terms.activity = call.activity;
     let schema = request.terms.schema.clone();
     // Kept for the session's history only when there is a session.
     let prompt = session.as_ref().map(|_| request.prompt.clone());

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::Caller;
 use super::checks::{call_deadline, check_target, check_with_fallback, Target};
 use super::request::{EnvelopeLimit, Operation, RelayRequest};
+use crate::activity::Activity;
 use crate::backend::{Backend, CallLink, RunRequest, Terms, WindowQuery};
 use crate::context::resolve_context;
 use crate::deadline::Deadline;
@@ -341,6 +342,7 @@ pub(super) fn terms<B>(
             .idle
             .map_or_else(Progress::unwatched, Progress::watching),
         report: RunReport::default(),
+        activity: Activity::unwatched(),
     };
     (target.backends, terms)
 }

@@ -43,6 +43,8 @@ pub async fn review_relay(
         ..
     } = prepare_review(&registry, request, &call).await?;
     request.terms.chunks = call.chunks.clone();
+    request.terms.activity = call.activity.clone();
+    request.terms.activity.started(backend.name());
     let stop = call.cancel.child_token();
     if let Some(native_review) = native_review(&backend, &request, &stop) {
         let result = within_stream_limit(&call.chunks, stop, native_review).await;

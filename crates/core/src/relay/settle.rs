@@ -35,6 +35,7 @@ pub(crate) async fn run_backend(
     request.terms.progress = progress.clone();
     let report = RunReport::default();
     request.terms.report = report.clone();
+    request.terms.activity.started(&name);
     let asked = named_model(&request.terms.model).map(str::to_string);
     let run = watched(&name, progress, &stop, backend.run(request, stop.clone()));
     let result = within_stream_limit(&chunks, stop, run).await;

@@ -124,6 +124,7 @@ fn env() -> Env {
 fn call(warnings: &Arc<Warnings>) -> CallContext {
     CallContext {
         chunks: crate::stream::ChunkSink::discard(),
+        activity: crate::activity::Activity::unwatched(),
         env: env(),
         cwd: "/".into(),
         cancel: CancellationToken::new(),
