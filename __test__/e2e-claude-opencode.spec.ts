@@ -12,6 +12,7 @@ import {
   FAKE_USAGE,
   TOOL_PREAMBLE,
   claudeEnv,
+  codexEnv,
   deadServerUrl,
   opencodeEnv,
   splitAnswer,
@@ -379,4 +380,24 @@ describe('a model that stalls after its headers', () => {
     expect(server.modelRequests().length).toBeGreaterThan(0)
     await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 3_000 })
   })
+})
+
+describe('fallback between the real CLIs', () => {
+  it('a rate-limited codex hands the same envelope to claude, which answers: the result names claude and lists codex', async () => {
+    const limited = await startFakeModelServer({ failure: { status: 429, message: 'Rate limit reached for requests' } })
+    try {
+      useEnv(await codexEnv(limited, { failFast: true }))
+      useEnv(await claudeEnv(server))
+      const warnings: string[] = []
+      const details = await relayDetailed({ prompt: 'Say hi', repoPath: repo.path, backend: 'codex', fallback: ['claude'], onWarning: (w) => warnings.push(w), timeoutSeconds: 120 })
+      expect(details).toMatchObject({ answer: DEFAULT_ANSWER, backend: 'claude', usage: { inputTokens: FAKE_USAGE.input } })
+      expect(details.attempts).toEqual([{ backend: 'codex', reason: 'rate-limit', code: 'ERR_BACKEND_FAILED', message: expect.stringContaining('429') }])
+      expect(warnings.some((w) => w.startsWith('[phone-a-friend] fallback: codex cannot answer now (rate-limit): '))).toBe(true)
+      const envelope = envelopeOf(repo.path, 'Say hi')
+      expect(limited.modelRequests().map((request) => request.prompt)[0]).toBe(envelope)
+      expect(server.modelRequests().map((request) => request.prompt)).toEqual([envelope])
+    } finally {
+      await limited.close()
+    }
+  }, 90_000)
 })
