@@ -394,6 +394,8 @@ export interface NativeSessionInfo {
   backendSessionId?: string
   /** Turns kept for a replay. */
   turns: number
+  /** Whether its next turn continues the conversation (a backend session id, or turns). */
+  resumable: boolean
   createdAt: string
   lastUsedAt: string
 }

@@ -136,6 +136,24 @@ describe('a native-session backend', () => {
     expect((await listSessions())[0]).toMatchObject({ label: 'work', backendSessionId: 'thread-7', turns: 0 })
   })
 
+  it('one that reports no session id is warned about on the turn, in the listing and on the next turn', async () => {
+    const calls = backend('forgetful', 'native-session')
+    const first: string[] = []
+    await relay({ prompt: 'p', repoPath: repo.path, backend: 'forgetful', session: 'lost', onWarning: (w) => first.push(w) })
+    expect(first).toEqual([
+      `[phone-a-friend] new session lost (forgetful in ${repo.path})`,
+      '[phone-a-friend] forgetful reported no session id: session lost is kept, but its next turn cannot continue this conversation',
+    ])
+    expect((await listSessions())[0]).toMatchObject({ label: 'lost', backendSessionId: null, turns: 0, resumable: false })
+    const second: string[] = []
+    await relay({ prompt: 'q', repoPath: repo.path, backend: 'forgetful', session: 'lost', onWarning: (w) => second.push(w) })
+    expect(second[0]).toBe('[phone-a-friend] session lost has nothing to continue (forgetful reported no session id of its own when it was saved): this turn starts a new conversation')
+    expect(calls.map((c) => c.resumeSession)).toEqual([false, false])
+    // The CLI's listing says it too.
+    const listed = await runCli(['sessions', 'list'], { env: process.env })
+    expect(listed.stdout).toMatch(/^lost\tforgetful\t.*\t\(nothing to continue\)\n$/)
+  })
+
   it('backendSession attaches to an id directly; a conflicting or malformed one is refused', async () => {
     const calls = backend('native', 'native-session')
     await relay({ prompt: 'p', repoPath: repo.path, backend: 'native', session: 'adopted', backendSession: 'ses_1', onWarning: () => undefined })

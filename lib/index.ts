@@ -166,6 +166,11 @@ export interface SessionInfo {
   backendSessionId: string | null
   /** Turns kept for a replay (Ollama, a `transcript-replay` JS backend). */
   turns: number
+  /**
+   * Whether its next turn continues the conversation: `false` when the backend reported no
+   * session id of its own and no turns were kept (that turn then starts anew, with a warning).
+   */
+  resumable: boolean
   /** RFC 3339 times. */
   createdAt: string
   lastUsedAt: string

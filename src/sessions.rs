@@ -22,6 +22,8 @@ pub struct NativeSessionInfo {
     pub backend_session_id: Option<String>,
     /// Turns kept for a replay.
     pub turns: u32,
+    /// Whether its next turn continues the conversation (a backend session id, or turns).
+    pub resumable: bool,
     pub created_at: String,
     pub last_used_at: String,
 }
@@ -72,6 +74,7 @@ pub fn list_sessions<'env>(
         Ok(sessions
             .into_iter()
             .map(|s| NativeSessionInfo {
+                resumable: s.continuable(),
                 turns: u32::try_from(s.history.len()).unwrap_or(u32::MAX),
                 label: s.id,
                 backend: s.backend,

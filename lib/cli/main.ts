@@ -559,7 +559,8 @@ async function runSessions(flags: Flags, args: string[]): Promise<number> {
   if (action === 'list' || action === undefined) {
     if (labels.length > 0) throw new UsageError(`unexpected argument: ${shown(labels[0])}`)
     const sessions = await api().listSessions()
-    const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : [])].map(printable).join('\t')}\n`)
+    // A label whose next turn starts anew says so (the backend reported no session id).
+    const lines = sessions.map((s) => `${[s.label, s.backend, s.repoPath, s.lastUsedAt, ...(s.backendSessionId ? [s.backendSessionId] : []), ...(s.resumable ? [] : ['(nothing to continue)'])].map(printable).join('\t')}\n`)
     print(sessions, lines.join('') || 'no sessions\n')
     return 0
   }

@@ -51,6 +51,9 @@ pub async fn relay(
     call.env = Env::new();
     call.warn_about_diff(diff).await;
     call.warn_about_fit(fitted.as_ref()).await;
+    if let Some(notice) = session.as_ref().and_then(|session| session.notice.clone()) {
+        call.warn.warn(notice).await;
+    }
     let deadline = request.terms.deadline.clone();
     request.terms.chunks = call.chunks;
     request.terms.activity = call.activity;

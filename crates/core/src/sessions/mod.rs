@@ -97,6 +97,8 @@ pub struct Pending {
     /// The session as the store had it; `None`: a new label.
     pub existing: Option<Session>,
     pub turn: SessionTurn,
+    /// Said before the run: the label has nothing to continue, so this turn starts anew.
+    pub notice: Option<String>,
 }
 
 fn session_error(message: String) -> RelayError {
@@ -241,6 +243,10 @@ pub async fn prepare(
         _ => Vec::new(),
     };
     let pending = Pending {
+        notice: existing
+            .as_ref()
+            .filter(|_| adopted.is_none())
+            .and_then(nothing_to_continue),
         store,
         label: label.to_string(),
         backend: backend.to_string(),
@@ -254,6 +260,17 @@ pub async fn prepare(
         },
     };
     Ok(Some(pending))
+}
+
+/// What a label's turn says before it runs when the session has nothing to continue.
+fn nothing_to_continue(session: &Session) -> Option<String> {
+    (!session.continuable()).then(|| {
+        format!(
+            "[phone-a-friend] session {} has nothing to continue ({} reported no session id of its \
+             own when it was saved): this turn starts a new conversation",
+            session.id, session.backend
+        )
+    })
 }
 
 /// The turns that fit beside a prompt of `prompt_bytes` within `limit` (the saved store keeps
@@ -285,6 +302,18 @@ impl Pending {
             warnings.push(format!(
                 "[phone-a-friend] new session {} ({} in {})",
                 self.label, self.backend, self.repo_path
+            ));
+        }
+        let used = self
+            .turn
+            .reported
+            .get()
+            .or_else(|| self.turn.resume.clone());
+        if self.strategy == ResumeStrategy::NativeSession && used.is_none() {
+            warnings.push(format!(
+                "[phone-a-friend] {} reported no session id: session {} is kept, but its next turn \
+                 cannot continue this conversation",
+                self.backend, self.label
             ));
         }
         let exchange = match self.strategy {

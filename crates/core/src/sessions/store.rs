@@ -64,6 +64,14 @@ pub struct Session {
     pub last_used_at: String,
 }
 
+impl Session {
+    /// Whether its next turn continues a conversation: the backend's own session, or turns to
+    /// replay. A backend that reported no session id leaves neither.
+    pub fn continuable(&self) -> bool {
+        self.backend_session_id.is_some() || !self.history.is_empty()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("no folder for the session store: set PHONE_A_FRIEND_HOME, XDG_CONFIG_HOME or HOME")]
