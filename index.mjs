@@ -22,6 +22,7 @@ export const {
   relay,
   relayDetailed,
   relayStream,
+  relayStreamDetailed,
   relayAll,
   reviewRelay,
   reviewRelayDetailed,
