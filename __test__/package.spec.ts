@@ -2,9 +2,9 @@
 // `napi prepublish` publishes them), installed into a fresh project, used from CJS, ESM,
 // strict TypeScript and npx.
 import { execFile, execFileSync } from 'node:child_process'
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ADDON, PLATFORM, SUPERVISOR_NAME, skipWithoutSubreaper, supervisorForThisArch } from './support/platform.js'
@@ -66,11 +66,27 @@ describe('the installed package', () => {
   it('ships only what it needs', () => {
     const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
     const files = readdirSync(installed).sort()
-    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
+    expect(files).toEqual(['BENCHMARKS.md', 'CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'docs', 'examples', 'index.mjs', 'package.json'])
     expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['ai-sdk.d.ts', 'ai-sdk.js', 'cli', 'index.d.ts', 'index.js', 'internal'])
     // The CLI ships without its typings; the library with them.
     expect(readdirSync(join(installed, 'dist', 'cli')).every((file) => file.endsWith('.js'))).toBe(true)
     expect(readdirSync(join(installed, 'dist', 'internal')).some((file) => file.endsWith('.d.ts'))).toBe(true)
+  })
+
+  it('ships the docs and examples its README links, so that every link works from the tarball', () => {
+    const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
+    expect(readdirSync(join(installed, 'examples')).sort()).toEqual(['README.md', 'ai-sdk.ts', 'mcp-task.ts', 'second-opinion.ts', 'tsconfig.json'])
+    const pages = ['README.md', 'BENCHMARKS.md', ...readdirSync(join(installed, 'docs')).map((page) => join('docs', page)), join('examples', 'README.md')]
+    const broken: string[] = []
+    for (const page of pages) {
+      const text = readFileSync(join(installed, page), 'utf8')
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const path = target.split('#')[0]
+        if (path === '' || /^[a-z]+:/i.test(path)) continue
+        if (!existsSync(join(installed, dirname(page), path))) broken.push(`${page} -> ${target}`)
+      }
+    }
+    expect(broken).toEqual([])
   })
 
   it.skipIf(skipWithoutSubreaper('the package runs a CLI backend', SUPERVISOR))('runs a CLI backend under the supervisor that ships in the platform package', () => {

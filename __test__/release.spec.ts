@@ -170,7 +170,7 @@ describe('published to a registry and installed as the README says', () => {
 
   it('each package holds what it needs and nothing more', () => {
     const main = join(installed, 'node_modules', PKG.name)
-    expect(readdirSync(main).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'index.mjs', 'package.json'])
+    expect(readdirSync(main).sort()).toEqual(['BENCHMARKS.md', 'CHANGELOG.md', 'LICENSE', 'README.md', 'ai-sdk.mjs', 'bin', 'binding.d.ts', 'binding.js', 'dist', 'docs', 'examples', 'index.mjs', 'package.json'])
     expect(readdirSync(join(main, 'dist')).sort()).toEqual(['ai-sdk.d.ts', 'ai-sdk.js', 'cli', 'index.d.ts', 'index.js', 'internal'])
     const platform = join(installed, 'node_modules', PLATFORM_PACKAGE)
     expect(readdirSync(platform).sort()).toEqual(['LICENSE', 'README.md', 'package.json', 'phone-a-friend-supervisor', `relay.${PLATFORM}.node`])
