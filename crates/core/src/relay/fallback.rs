@@ -13,12 +13,45 @@ use crate::backend::{Backend, RunRequest};
 use crate::errors::{RelayError, RelayFailure};
 use crate::failure_reason::reason_of_error;
 use crate::registry::Registry;
+use crate::sessions::{Pending, ResumeStrategy, SessionTurn};
 
 /// What answered: its answer and name, and the backends that failed before it.
 pub(super) struct Settled {
     pub ran: Ran,
     pub backend: String,
     pub attempts: Vec<Attempt>,
+    /// The session turn of the backend that answered, when the call has a session and a
+    /// backend after the first answered: a conversation of its own, begun by this turn.
+    pub moved: Option<SessionTurn>,
+}
+
+/// With a session, every backend of the fallback must be able to keep one: the label moves to
+/// the one that answers.
+pub(super) fn check_sessions(registry: &Registry, fallback: &[String]) -> Result<(), RelayError> {
+    for name in fallback {
+        if registry.get(name)?.resume_strategy() == ResumeStrategy::Unsupported {
+            return Err(RelayError::Session(format!(
+                "Backend {name} cannot resume a session (fallback with session)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The call's session once `name` answered: the label goes with a fallback that answered.
+pub(super) fn session_of(
+    registry: &Registry,
+    session: Option<Pending>,
+    moved: Option<SessionTurn>,
+    name: &str,
+) -> Result<Option<Pending>, RelayError> {
+    Ok(match (session, moved) {
+        (Some(session), Some(turn)) => {
+            let strategy = registry.get(name)?.resume_strategy();
+            Some(session.moved_to(name, strategy, turn))
+        }
+        (session, _) => session,
+    })
 }
 
 /// Runs `request` on `backend`, then on each of `fallback` in turn while the one before could
@@ -43,16 +76,19 @@ pub(super) async fn run_with_fallback(
             None => request.take(),
         }
         .ok_or_else(|| RelayError::Internal("a fallback without its request".into()))?;
+        let turn = this.session.clone();
         let result = run_backend(backend, this, &deadline).await;
         let failed = match (&result, following) {
             (Err(RelayFailure::Relay(err)), Some(following)) => Some((err, following)),
             _ => None,
         };
         let Some((err, following)) = failed else {
+            let moved = turn.filter(|_| !attempts.is_empty());
             return result.map(|ran| Settled {
                 ran,
                 backend: name,
                 attempts,
+                moved,
             });
         };
         let reason = reason_of_error(err).filter(|reason| reason.is_unavailable_now());
@@ -74,5 +110,9 @@ pub(super) async fn run_with_fallback(
         .await;
         attempts.push(attempt);
         backend = registry.get(&following)?;
+        // The next backend cannot continue this one's conversation: it starts its own.
+        if let Some(request) = request.as_mut() {
+            request.session = request.session.as_ref().map(|_| SessionTurn::default());
+        }
     }
 }

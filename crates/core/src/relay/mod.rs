@@ -60,15 +60,18 @@ pub async fn relay(
     let schema = request.terms.schema.clone();
     // Kept for the session's history only when there is a session.
     let prompt = session.as_ref().map(|_| request.prompt.clone());
+    if session.is_some() {
+        fallback::check_sessions(&registry, &fallback)?;
+    }
     let settled = match fallback.is_empty() {
         true => fallback::Settled {
             backend: backend.name().to_string(),
             ran: run_backend(backend, request, &deadline).await?,
             attempts: Vec::new(),
+            moved: None,
         },
         false => {
-            let backends = (backend, fallback);
-            let warn = call.warn.as_ref();
+            let (backends, warn) = ((backend, fallback), call.warn.as_ref());
             Box::pin(fallback::run_with_fallback(
                 &registry, backends, request, warn,
             ))
@@ -79,7 +82,9 @@ pub async fn relay(
         ran: Ran { answer, reported },
         backend: name,
         attempts,
+        moved,
     } = settled;
+    let session = fallback::session_of(&registry, session, moved, &name)?;
     if let Some(session) = &session {
         sessions::check_resumed(&session.label, &session.turn)?;
     }

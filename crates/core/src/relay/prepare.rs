@@ -133,16 +133,16 @@ pub(crate) async fn prepare_run<B: CallBackends>(
     })
 }
 
-/// A session belongs to one backend: a call with a fallback, or to several backends, has none.
+/// A session belongs to one backend at a time: a call to several backends has none, and one
+/// with a fallback attaches to no backend session (the next backend could not continue it); its
+/// `session` moves to the backend that answered (docs/CONTRACT.md §8a).
 fn check_one_session_backend(request: &RelayRequest, one: bool) -> Result<(), RelayError> {
     if !request.in_session() {
         return Ok(());
     }
-    let why = match (
-        request.fallback.as_ref().is_some_and(|f| !f.is_empty()),
-        one,
-    ) {
-        (true, _) => "fallback takes no session",
+    let falls_back = request.fallback.as_ref().is_some_and(|f| !f.is_empty());
+    let why = match (falls_back && request.backend_session.is_some(), one) {
+        (true, _) => "fallback takes no backendSession",
         (false, false) => "relayAll takes no session",
         (false, true) => return Ok(()),
     };

@@ -99,6 +99,8 @@ pub struct Pending {
     pub turn: SessionTurn,
     /// Said before the run: the label has nothing to continue, so this turn starts anew.
     pub notice: Option<String>,
+    /// The backend the label belonged to, when another answered this turn (`fallback`).
+    pub moved_from: Option<String>,
 }
 
 fn session_error(message: String) -> RelayError {
@@ -242,7 +244,8 @@ pub async fn prepare(
             .unwrap_or_default(),
         _ => Vec::new(),
     };
-    let pending = Pending {
+    Ok(Some(Pending {
+        moved_from: None,
         notice: existing
             .as_ref()
             .filter(|_| adopted.is_none())
@@ -258,8 +261,7 @@ pub async fn prepare(
             resume,
             reported: ReportedId::default(),
         },
-    };
-    Ok(Some(pending))
+    }))
 }
 
 /// What a label's turn says before it runs when the session has nothing to continue.
@@ -293,6 +295,18 @@ pub fn fit_history(history: &[Turn], prompt_bytes: usize, limit: usize) -> Vec<T
 }
 
 impl Pending {
+    /// This turn as `backend` answered it, the label's own backend having failed (`fallback`):
+    /// saved, the label moves to `backend`, whose conversation `turn` began.
+    pub fn moved_to(self, backend: &str, strategy: ResumeStrategy, turn: SessionTurn) -> Pending {
+        Pending {
+            moved_from: Some(self.backend.clone()),
+            backend: backend.to_string(),
+            strategy,
+            turn,
+            ..self
+        }
+    }
+
     /// Saves this turn into the session as the store has it now, under its lock and within
     /// `deadline`; what to warn about (a new label, a store moved aside, a turn the store could
     /// not keep, a save that failed: the answer is returned regardless).
@@ -365,6 +379,20 @@ impl Pending {
             });
             return None;
         };
+        if let Some(from) = self
+            .moved_from
+            .as_ref()
+            .filter(|from| **from == current.backend)
+        {
+            current.backend = self.backend.clone();
+            current.backend_session_id = used;
+            current.history = fit_history(&exchange, 0, MAX_PROMPT_BYTES);
+            current.last_used_at = now;
+            return Some(format!(
+                "[phone-a-friend] session {} moved from {from} to {} (fallback): {} did not see its earlier turns",
+                self.label, self.backend, self.backend
+            ));
+        }
         if current.backend != self.backend || current.repo_path != self.repo_path {
             return Some(format!(
                 "[phone-a-friend] session {} was given to {} in {} while this turn ran; this turn is not kept in it",
