@@ -37,6 +37,8 @@ fn closest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option
     }
     let limit = (length / 3).max(1);
     candidates
+        // The distance is at least the difference in length: most names are ruled out at once.
+        .filter(|name| name.chars().count().abs_diff(length) <= limit)
         .map(|name| (strsim::osa_distance(&given, &name.to_lowercase()), name))
         .filter(|(distance, _)| *distance <= limit)
         // The first of the closest: `min_by_key` keeps the first on a tie.
