@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use super::server::RelayServer;
 use super::task_form::{extension_task, TaskForm, TaskLink};
-use super::task_store::{TaskOutcome, TaskSnapshot, TaskStatus};
+use super::task_store::{CancelRefused, TaskOutcome, TaskSnapshot, TaskStatus};
 use super::task_transport::{TASK_METHOD_PREFIX, TASK_TOOLS};
 
 /// The `_meta` key a task's result names its task under.
@@ -65,13 +65,19 @@ impl RelayServer {
                 Ok(CustomResult(json!({ "tasks": tasks })))
             }
             Some("tasks/cancel") => {
-                let id = task_id()?;
-                let task = self
-                    .tasks
-                    .cancel(&id, now)
-                    .map_err(|refused| ErrorData::invalid_params(refused.to_string(), None))?;
-                let form = TaskForm::of(&context);
-                notify_status(&context.peer, &task, None, form).await;
+                let (id, form) = (task_id()?, TaskForm::of(&context));
+                let task = match self.tasks.cancel(&id, now) {
+                    Ok(task) => task,
+                    // Cancelling is cooperative in the extension: a task already ended is
+                    // acknowledged; the 2025-11-25 form refuses it (-32602), as that spec says.
+                    Err(CancelRefused::Ended { .. }) if form == TaskForm::Extension => {
+                        return Ok(CustomResult(extension_json(&TaskAckResult::new())));
+                    }
+                    Err(refused) => {
+                        return Err(ErrorData::invalid_params(refused.to_string(), None))
+                    }
+                };
+                notify_status(&context.peer, &task, form).await;
                 Ok(CustomResult(match form {
                     TaskForm::Specification => task.to_json(),
                     TaskForm::Extension => extension_json(&TaskAckResult::new()),
@@ -166,8 +172,7 @@ impl RelayServer {
             };
             let ended = server.tasks.finish(&id, outcome, message, Instant::now());
             if let Some(task) = ended.filter(|task| task.status != TaskStatus::Cancelled) {
-                let outcome = server.tasks.ended(&id, Instant::now()).and_then(|(_, outcome)| outcome);
-                notify_status(&peer, &task, outcome, form).await;
+                notify_status(&peer, &task, form).await;
             }
         });
         Ok(task)
@@ -251,24 +256,16 @@ fn extension_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// The status note: `notifications/tasks/status` with the task (2025-11-25, optional there), or
-/// `notifications/tasks` with the detailed task (the extension). A client that does not poll
-/// learns the end this way. A client gone cannot be told.
-async fn notify_status(
-    peer: &rmcp::Peer<RoleServer>,
-    task: &TaskSnapshot,
-    outcome: Option<TaskOutcome>,
-    form: TaskForm,
-) {
-    let note = match form {
-        TaskForm::Specification => {
-            CustomNotification::new("notifications/tasks/status", Some(task.to_json()))
-        }
-        TaskForm::Extension => CustomNotification::new(
-            "notifications/tasks",
-            Some(extension_json(&detailed(task, outcome))),
-        ),
-    };
+/// The status note of the 2025-11-25 form: `notifications/tasks/status` with the task (optional
+/// there); a client that does not poll learns the end this way. A client gone cannot be told.
+/// The extension (MCP 2026-07-28) delivers its `notifications/tasks` only on a
+/// `subscriptions/listen` stream the client opened, which rmcp 3.11 cannot serve for tasks: its
+/// clients poll `tasks/get` (docs/MCP.md, "Tasks").
+async fn notify_status(peer: &rmcp::Peer<RoleServer>, task: &TaskSnapshot, form: TaskForm) {
+    if form == TaskForm::Extension {
+        return;
+    }
+    let note = CustomNotification::new("notifications/tasks/status", Some(task.to_json()));
     let _ = peer
         .send_notification(ServerNotification::CustomNotification(note))
         .await;
