@@ -57,8 +57,9 @@ const RELAY_OPTIONS = `Relay options:
       --verbose            After the answer, say on stderr who answered, in how long and what
                            it cost (tokens, dollars), as far as the backend said`
 
-const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>"
-(after part of the answer was printed, that part stays on stdout).
+const RELAY_EXIT = `The answer goes to stdout as it comes, errors to stderr as "Error [<code>]: <message>",
+then "Hint: <what to do>" when there is advice (after part of the answer was printed, that part
+stays on stdout).
 Exit codes: 0 answered, 1 relay error, 2 usage error; with --verdict 0 ship, 4 iterate,
 3 abstain; 129, 130, 143 stopped by SIGHUP, Ctrl-C, SIGTERM (the backend is killed); 141 output
 closed early (| head).`
