@@ -396,6 +396,8 @@ describe('fallback between the real CLIs', () => {
       const envelope = envelopeOf(repo.path, 'Say hi')
       expect(limited.modelRequests().map((request) => request.prompt)[0]).toBe(envelope)
       expect(server.modelRequests().map((request) => request.prompt)).toEqual([envelope])
+      // Neither the codex that failed nor the claude that answered left a process behind.
+      await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 3_000 })
     } finally {
       await limited.close()
     }
