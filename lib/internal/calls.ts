@@ -201,15 +201,10 @@ export type RelayAttempt = {
 /**
  * What an answer cost, as far as its backend said (docs/CONTRACT.md §8b); a field it did not
  * report is absent. `inputTokens` includes `cachedInputTokens`, as the AI SDK counts them. A type,
- * not an interface, so that it is a JSON object to the AI SDK's provider metadata.
+ * not an interface, so that it is a JSON object to the AI SDK's provider metadata; its fields are the
+ * core's `Usage`, as napi renders them (`NativeUsage`).
  */
-export type RelayUsage = {
-  inputTokens?: number
-  outputTokens?: number
-  cachedInputTokens?: number
-  reasoningTokens?: number
-  costUsd?: number
-}
+export type RelayUsage = { [Count in keyof NativeUsage]?: number }
 
 /** A native usage as `RelayUsage`: only the fields the backend reported. */
 export function toUsage(usage: NativeUsage | null | undefined): RelayUsage | null {
