@@ -36,6 +36,12 @@ pub struct Builtin {
     /// version's minor series from it up ([`Builtin::verified_range`]): the CLIs change flags
     /// between minor versions (docs/BACKENDS.md, "Versions").
     pub verified_version: Option<&'static str>,
+    /// Who makes the model behind it: the MCP server's default friend is of another maker than
+    /// the agent that called it (docs/MCP.md, "The default friend").
+    pub maker: &'static str,
+    /// How its own agent names itself to an MCP server (`clientInfo.name`, a prefix), measured
+    /// with the real hosts (docs/HOSTS.md); empty for a backend that is no MCP client.
+    pub mcp_client_names: &'static [&'static str],
 }
 
 impl Builtin {
@@ -60,6 +66,8 @@ pub const CODEX: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "run `codex login`, or export CODEX_API_KEY=…",
     verified_version: Some("0.169.0"),
+    maker: "OpenAI",
+    mcp_client_names: &["codex-mcp-client"],
 };
 
 pub const GEMINI: Builtin = Builtin {
@@ -71,6 +79,8 @@ pub const GEMINI: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "export GEMINI_API_KEY=… (with \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}} in ~/.gemini/settings.json), or run `gemini` once and sign in with Google",
     verified_version: Some("0.61.0"),
+    maker: "Google",
+    mcp_client_names: &["gemini-cli-mcp-client"],
 };
 
 pub const CLAUDE: Builtin = Builtin {
@@ -82,6 +92,8 @@ pub const CLAUDE: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "export ANTHROPIC_API_KEY=…, or run `claude` and sign in with /login",
     verified_version: Some("2.1.330"),
+    maker: "Anthropic",
+    mcp_client_names: &["claude-code"],
 };
 
 pub const OPENCODE: Builtin = Builtin {
@@ -93,6 +105,8 @@ pub const OPENCODE: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "run `opencode auth login`, or export a provider's key (e.g. ANTHROPIC_API_KEY=…)",
     verified_version: Some("1.18.33"),
+    maker: "opencode",
+    mcp_client_names: &["opencode"],
 };
 
 pub const OLLAMA: Builtin = Builtin {
@@ -104,6 +118,8 @@ pub const OLLAMA: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "",
     verified_version: None,
+    maker: "Ollama",
+    mcp_client_names: &[],
 };
 
 /// Every built-in backend, in the order the documentation and `doctor` name them.
