@@ -7,6 +7,7 @@ mod context_files;
 mod long_answers;
 mod progress_notes;
 mod server;
+mod server_info_meta;
 pub mod stdio;
 mod task_form;
 mod task_methods;
@@ -91,10 +92,18 @@ where
         cancel: calls.clone(),
     };
     // The client's lines reach rmcp through the task rerouting (see task_transport).
+    // and the results of MCP 2026-07-28 requests name the server (see server_info_meta).
+    let stamp =
+        server_info_meta::ServerInfoStamp::new(&rmcp::ServerHandler::get_info(&server).server_info);
     let (rerouted, to_rmcp) = tokio::io::simplex(REROUTE_BYTES);
-    tracker.spawn(task_transport::reroute(reader, to_rmcp, calls.clone()));
+    tracker.spawn(task_transport::reroute(
+        reader,
+        to_rmcp,
+        stamp.clone(),
+        calls.clone(),
+    ));
     let transport =
-        task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer));
+        task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer), stamp);
     let running = match server.serve_with_ct(transport, host.child_token()).await {
         Ok(running) => running,
         Err(error) => {

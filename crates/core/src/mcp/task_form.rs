@@ -2,7 +2,7 @@
 //! which task a tool call runs as, which form of tasks its client speaks, and a task as the
 //! extension's wire type.
 
-use rmcp::model::{Task, TaskStatus as WireStatus};
+use rmcp::model::{ClientCapabilities, ErrorData, ProtocolVersion, Task, TaskStatus as WireStatus};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
@@ -36,6 +36,22 @@ impl TaskForm {
             true => TaskForm::Extension,
             false => TaskForm::Specification,
         }
+    }
+
+    /// The form of a task request (`tasks/*`, or a `tools/call` with `task`). A request of MCP
+    /// 2026-07-28 or later knows tasks only as the extension, so one whose client did not
+    /// declare it is refused with -32021, as rmcp refuses the extension's own methods.
+    pub(super) fn of_task_request(context: &RequestContext<RoleServer>) -> Result<Self, ErrorData> {
+        let form = TaskForm::of(context);
+        let revision = context.protocol_version();
+        if form == TaskForm::Specification
+            && revision.is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+        {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
+        Ok(form)
     }
 }
 

@@ -42,12 +42,13 @@ impl RelayServer {
                 .ok_or_else(|| ErrorData::invalid_params("taskId (a string) is required", None))
         };
         let now = Instant::now();
+        let form = TaskForm::of_task_request(&context)?;
         match request.method.strip_prefix(TASK_METHOD_PREFIX) {
             Some("tools/call") => self.call_tool_as_task(params, context),
             Some("tasks/get") => {
                 let id = task_id()?;
                 let task = self.tasks.get(&id, now).ok_or_else(|| unknown(&id))?;
-                Ok(CustomResult(match TaskForm::of(&context) {
+                Ok(CustomResult(match form {
                     TaskForm::Specification => task.to_json(),
                     TaskForm::Extension => {
                         let outcome = self.tasks.ended(&id, now).and_then(|(_, outcome)| outcome);
@@ -65,7 +66,7 @@ impl RelayServer {
                 Ok(CustomResult(json!({ "tasks": tasks })))
             }
             Some("tasks/cancel") => {
-                let (id, form) = (task_id()?, TaskForm::of(&context));
+                let id = task_id()?;
                 let task = match self.tasks.cancel(&id, now) {
                     Ok(task) => task,
                     // Cancelling is cooperative in the extension: a task already ended is

@@ -10,11 +10,12 @@
 //! - out: the `initialize` result declares `capabilities.tasks`, and `tools/list` marks the
 //!   task tools ([`TASK_TOOLS`]) `execution.taskSupport: "optional"`.
 //!
-//! Everything else passes unchanged.
+//! Everything else passes unchanged, but for the server's name on the results of MCP 2026-07-28
+//! requests ([`ServerInfoStamp`]).
 
 use std::borrow::Cow;
 
-use rmcp::model::{CustomResult, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{CustomResult, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
@@ -23,6 +24,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
+
+use super::server_info_meta::ServerInfoStamp;
 
 /// What the renamed methods start with.
 pub const TASK_METHOD_PREFIX: &str = "phone-a-friend/";
@@ -34,11 +37,15 @@ const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tas
 const MAX_LINE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 const READ_BYTES: usize = 64 * 1024;
 
-/// Copies the client's lines from `reader` to `to_rmcp`, renaming the task requests, until the
-/// end of `reader` (then `to_rmcp` ends too) or `stop`. A line longer than rmcp takes is
-/// dropped here, as rmcp would drop it.
-pub async fn reroute<R, W>(mut reader: R, mut to_rmcp: W, stop: CancellationToken)
-where
+/// Copies the client's lines from `reader` to `to_rmcp`, renaming the task requests and noting
+/// the requests of MCP 2026-07-28 in `stamp`, until the end of `reader` (then `to_rmcp` ends
+/// too) or `stop`. A line longer than rmcp takes is dropped here, as rmcp would drop it.
+pub async fn reroute<R, W>(
+    mut reader: R,
+    mut to_rmcp: W,
+    stamp: ServerInfoStamp,
+    stop: CancellationToken,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -60,7 +67,7 @@ where
                     continue;
                 }
                 line.extend_from_slice(end);
-                if to_rmcp.write_all(&rename(&line)).await.is_err() {
+                if to_rmcp.write_all(&rename(&line, &stamp)).await.is_err() {
                     return;
                 }
                 line.clear();
@@ -84,27 +91,43 @@ where
     let _ = to_rmcp.shutdown().await;
 }
 
-/// The parts of a message that decide whether it is renamed; the rest is skipped unread.
+/// The parts of a message that decide whether it is renamed or noted; the rest is skipped
+/// unread.
 #[derive(Deserialize)]
 struct Head<'a> {
+    id: Option<RequestId>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
-    params: Option<HeadParams>,
+    #[serde(borrow)]
+    params: Option<HeadParams<'a>>,
 }
 
 #[derive(Deserialize)]
-struct HeadParams {
+struct HeadParams<'a> {
     task: Option<IgnoredAny>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<HeadMeta<'a>>,
 }
 
-/// `line` (with its newline), its method prefixed when it is a task request.
-fn rename(line: &[u8]) -> Cow<'_, [u8]> {
+#[derive(Deserialize)]
+struct HeadMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Option<Cow<'a, str>>,
+}
+
+/// `line` (with its newline), its method prefixed when it is a task request; a request of MCP
+/// 2026-07-28 is noted in `stamp`.
+fn rename<'a>(line: &'a [u8], stamp: &ServerInfoStamp) -> Cow<'a, [u8]> {
     let Ok(head) = serde_json::from_slice::<Head>(line) else {
         return Cow::Borrowed(line);
     };
     let Some(method) = head.method else {
         return Cow::Borrowed(line);
     };
+    if let Some(id) = head.id {
+        let meta = head.params.as_ref().and_then(|params| params.meta.as_ref());
+        stamp.note(id, meta.and_then(|meta| meta.protocol_version.as_deref()));
+    }
     let asks_a_task = head.params.is_some_and(|params| params.task.is_some());
     let renamed = (method == "tools/call" && asks_a_task) || TASK_METHODS.contains(&&*method);
     if !renamed {
@@ -128,14 +151,16 @@ fn rename(line: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// rmcp's transport, with the server's task support declared in what it sends.
+/// rmcp's transport, with the server's task support declared in what it sends, and its name on
+/// the results of MCP 2026-07-28 requests.
 pub struct DeclareTasks<T> {
     inner: T,
+    stamp: ServerInfoStamp,
 }
 
 impl<T> DeclareTasks<T> {
-    pub fn new(inner: T) -> Self {
-        DeclareTasks { inner }
+    pub fn new(inner: T, stamp: ServerInfoStamp) -> Self {
+        DeclareTasks { inner, stamp }
     }
 }
 
@@ -146,7 +171,21 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for DeclareTasks<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(declare_tasks(item))
+        let item = match declare_tasks(item) {
+            JsonRpcMessage::Response(mut response) if self.stamp.take(&response.id) => {
+                response.result = self.stamp.stamp(response.result);
+                JsonRpcMessage::Response(response)
+            }
+            JsonRpcMessage::Error(error) => {
+                // An error answers its request too: forgotten.
+                if let Some(id) = &error.id {
+                    self.stamp.take(id);
+                }
+                JsonRpcMessage::Error(error)
+            }
+            item => item,
+        };
+        self.inner.send(item)
     }
 
     fn receive(
@@ -208,8 +247,12 @@ fn declare_tasks(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
 mod tests {
     use super::*;
 
+    fn stamp() -> ServerInfoStamp {
+        ServerInfoStamp::new(&rmcp::model::Implementation::new("p", "1"))
+    }
+
     fn renamed(line: &str) -> String {
-        String::from_utf8_lossy(&rename(line.as_bytes())).into_owned()
+        String::from_utf8_lossy(&rename(line.as_bytes(), &stamp())).into_owned()
     }
 
     #[test]
@@ -233,7 +276,10 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":[1]}\n",
             "not json\n",
         ] {
-            assert!(matches!(rename(line.as_bytes()), Cow::Borrowed(_)), "{line}");
+            assert!(
+                matches!(rename(line.as_bytes(), &stamp()), Cow::Borrowed(_)),
+                "{line}"
+            );
         }
     }
 }

@@ -84,6 +84,28 @@ impl Client {
 
     /// A client whose `initialize` declares `capabilities`.
     async fn start_declaring(capabilities: Value) -> Client {
+        let mut client = Client::connect().await;
+        let init = client
+            .request(
+                0,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": capabilities,
+                    "clientInfo": { "name": "test", "version": "0" }
+                }),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "phone-a-friend");
+        client.init = init;
+        client
+            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        client
+    }
+
+    /// A server and a client that has sent nothing yet.
+    async fn connect() -> Client {
         let cancelled = Arc::new(AtomicBool::new(false));
         let started = Arc::new(tokio::sync::Notify::new());
         let host = CancellationToken::new();
@@ -111,7 +133,7 @@ impl Client {
         let (server_read, server_write) = tokio::io::split(theirs);
         let server = tokio::spawn(serve(server_read, server_write, config));
         let (read, writer) = tokio::io::split(ours);
-        let mut client = Client {
+        Client {
             lines: BufReader::new(read).lines(),
             writer,
             server,
@@ -119,24 +141,7 @@ impl Client {
             init: Value::Null,
             started,
             host,
-        };
-        let init = client
-            .request(
-                0,
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": capabilities,
-                    "clientInfo": { "name": "test", "version": "0" }
-                }),
-            )
-            .await;
-        assert_eq!(init["result"]["serverInfo"]["name"], "phone-a-friend");
-        client.init = init;
-        client
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        client
+        }
     }
 
     /// Ends the server's input: the server must stop within 2 s, cancelling what it ran.
@@ -949,4 +954,99 @@ async fn the_host_going_away_stops_the_server_and_every_task_backend() {
     // The input stays open: only the host's token says to stop.
     client.host.cancel();
     client.expect_everything_stopped().await;
+}
+
+/// A request of MCP 2026-07-28: no `initialize`, the client named in each request's `_meta`.
+async fn stateless_request(
+    client: &mut Client,
+    id: u64,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "0" },
+    });
+    client.request(id, method, params).await
+}
+
+#[tokio::test]
+async fn results_of_2026_07_28_requests_name_the_server() {
+    let mut client = Client::connect().await;
+    let listed = stateless_request(&mut client, 1, "tools/list", json!({}), json!({})).await;
+    let server = &listed["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(server["name"], "phone-a-friend", "{listed}");
+    assert_eq!(server["version"], env!("CARGO_PKG_VERSION"));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let called = stateless_request(
+        &mut client,
+        2,
+        "tools/call",
+        json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "talk" } }),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        called["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "phone-a-friend",
+        "{called}"
+    );
+    assert!(
+        called["result"]["structuredContent"]["answer"].is_string(),
+        "{called}"
+    );
+    // A client of 2025-11-25 saw the name at `initialize`: its results carry none.
+    let mut session = Client::start().await;
+    let listed = session.request(1, "tools/list", json!({})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert!(listed["result"].get("_meta").is_none(), "{listed}");
+}
+
+#[tokio::test]
+async fn a_2026_07_28_task_request_without_the_extension_is_missing_a_capability() {
+    let mut client = Client::connect().await;
+    for (id, method) in [
+        (1, "tasks/get"),
+        (2, "tasks/cancel"),
+        (3, "tasks/result"),
+        (4, "tasks/list"),
+    ] {
+        let refused =
+            stateless_request(&mut client, id, method, json!({ "taskId": "t" }), json!({})).await;
+        assert_eq!(refused["error"]["code"], -32021, "{method}: {refused}");
+        assert!(
+            refused["error"]["data"]["requiredCapabilities"]["extensions"]
+                ["io.modelcontextprotocol/tasks"]
+                .is_object(),
+            "{method}: {refused}"
+        );
+    }
+    // With the extension declared, the same request reaches the tasks.
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let created = stateless_request(
+        &mut client,
+        5,
+        "tools/call",
+        json!({ "name": "relay", "arguments": { "prompt": "p", "backend": "talk" } }),
+        tasks.clone(),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    let got = stateless_request(&mut client, 6, "tasks/get", json!({ "taskId": id }), tasks).await;
+    assert!(got.get("result").is_some(), "{got}");
+    assert_eq!(
+        got["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "phone-a-friend",
+        "{got}"
+    );
+    // The 2025-11-25 form is untouched: a session client asking for an unknown task.
+    let mut session = Client::start().await;
+    let unknown = session
+        .request(1, "tasks/get", json!({ "taskId": "t" }))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }
