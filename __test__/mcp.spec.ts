@@ -15,10 +15,10 @@ import { CLI } from './support/run-cli.js'
 const suite = mcpServerSuite()
 
 /** Starts the server in the repository and connects the SDK's client; resolves with the time it took. */
-async function connect(mode: FakeMode, extra: Record<string, string> = {}): Promise<number> {
+async function connect(mode: FakeMode, extra: Record<string, string> = {}, clientName = 'relay-tests'): Promise<number> {
   const started = performance.now()
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: suite.repo.path, env: suite.env(mode, extra), stderr: 'pipe' })
-  suite.client = new Client({ name: 'relay-tests', version: '0.0.0' })
+  suite.client = new Client({ name: clientName, version: '0.0.0' })
   await suite.client.connect(transport)
   return performance.now() - started
 }
@@ -39,6 +39,25 @@ describe('phone-a-friend mcp', () => {
     expect(relay.outputSchema?.properties).toHaveProperty('answer')
     const review = tools.find((tool) => tool.name === 'review')!
     expect(Object.keys(review.inputSchema.properties ?? {}).sort()).toEqual(['backend', 'base', 'fit', 'idleTimeoutSeconds', 'maxPromptBytes', 'model', 'prompt', 'repoPath', 'sandbox', 'schema', 'timeoutSeconds', 'verdict'])
+  })
+
+  it('asks, when no backend is named, a ready friend of another maker than the calling agent', async () => {
+    // The fake codex and gemini are on the PATH; the client names are the real hosts' (docs/HOSTS.md).
+    const askedBy = async (clientName: string, extra: Record<string, string> = {}): Promise<unknown> => {
+      await connect('answer', extra, clientName)
+      const result = await suite.client!.callTool({ name: 'relay', arguments: { prompt: 'p' } })
+      await suite.client!.close()
+      const { backend, ok, answer } = result.structuredContent as { backend: string; ok: boolean; answer: string }
+      // Each fake answers in its CLI's way: the one that answered is the one named.
+      expect({ ok, answer }).toEqual({ ok: true, answer: backend === 'codex' ? 'file answer' : 'stdout answer' })
+      return backend
+    }
+    expect(await askedBy('codex-mcp-client')).toBe('gemini')
+    expect(await askedBy('claude-code')).toBe('codex')
+    expect(await askedBy('gemini-cli-mcp-client')).toBe('codex')
+    expect(await askedBy('relay-tests')).toBe('codex')
+    // The server's PHONE_A_FRIEND_BACKEND decides instead, as for the CLI.
+    expect(await askedBy('codex-mcp-client', { PHONE_A_FRIEND_BACKEND: 'codex' })).toBe('codex')
   })
 
   it('says which model answered and what it cost in the structured content', async () => {

@@ -39,8 +39,8 @@ pub struct Builtin {
     /// Who makes the model behind it: the MCP server's default friend is of another maker than
     /// the agent that called it (docs/MCP.md, "The default friend").
     pub maker: &'static str,
-    /// How its own agent names itself to an MCP server (`clientInfo.name`, a prefix), measured
-    /// with the real hosts (docs/HOSTS.md); empty for a backend that is no MCP client.
+    /// How its own agent names itself to an MCP server (`clientInfo.name`, a prefix), as the real
+    /// hosts sent it (docs/MCP.md, "The default friend"); empty for a backend that is no MCP client.
     pub mcp_client_names: &'static [&'static str],
 }
 
@@ -152,7 +152,7 @@ pub fn servers() -> impl Iterator<Item = &'static Builtin> {
 /// What the `backend` option says, in the MCP tools' schemas.
 pub fn backend_option_description() -> String {
     format!(
-        "The backend to ask: {}. Default: {}.",
+        "The backend to ask: {}. Default: {}, unless the calling agent is one of these: then an installed backend of another maker (the server's PHONE_A_FRIEND_BACKEND, when set, decides instead).",
         listed(BUILTINS, "or"),
         crate::limits::DEFAULT_BACKEND
     )

@@ -4,6 +4,7 @@
 
 mod arguments;
 mod context_files;
+mod default_friend;
 mod long_answers;
 mod progress_notes;
 mod server;

@@ -24,6 +24,7 @@ use tokio_util::task::TaskTracker;
 
 use super::arguments::{RelayArguments, ReviewArguments};
 use super::context_files::ContextFiles;
+use super::default_friend::default_friend;
 use super::long_answers::{self, LongAnswers, ANSWER_LIMITS, INLINE_ANSWER_BYTES};
 use super::progress_notes::{forward_progress, Listeners, STATUS_PACE};
 use super::task_form::{extension_task, TaskForm, TaskLink};
@@ -38,7 +39,7 @@ use crate::errors::{shown, RelayError, RelayFailure};
 use crate::failure_reason;
 use crate::fit::Coverage;
 use crate::hint::hint_of;
-use crate::limits::{DEFAULT_BACKEND, DEFAULT_IDLE_TIMEOUT_SECONDS};
+use crate::limits::DEFAULT_IDLE_TIMEOUT_SECONDS;
 use crate::relay::{self, Answered, Attempt, CallContext, Operation, RelayRequest};
 use crate::stream::{chunk_channel, ChunkSink, ChunkSource};
 use crate::usage::Usage;
@@ -183,11 +184,16 @@ impl RelayServer {
             extensions,
         }: ToolCall,
     ) -> CallToolResult {
+        // The calling agent is named by the request (MCP 2026-07-28) or at `initialize`.
+        let client = meta
+            .client_info()
+            .or_else(|| peer.peer_info().map(|info| info.client_info.clone()));
         let backend = options
             .backend
-            .as_deref()
-            .unwrap_or(DEFAULT_BACKEND)
-            .to_string();
+            .get_or_insert_with(|| {
+                default_friend(client.as_ref().map(|c| c.name.as_str()), &self.config.env)
+            })
+            .clone();
         let context_file = options.context_file.as_deref().map(|file| {
             self.context_files
                 .check(file, &options.repo_path, &self.config.cwd)
