@@ -3,6 +3,7 @@
 // { mode: 'auto' }` against the real server process and fake backend CLIs; its tasks through the
 // extension's own client (@modelcontextprotocol/ext-tasks); the v1 SDK on the same server; and
 // the revision's behaviours as raw JSON-RPC lines on the server's stdio.
+import { spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client, type JSONRPCMessage } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -196,5 +197,157 @@ describe('the v2 SDK client, versionNegotiation auto', () => {
     expect(suite.client.getServerVersion()).toMatchObject({ name: 'phone-a-friend' })
     const result = await suite.client.callTool({ name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
     expect(result.structuredContent).toEqual({ backend: 'codex', ok: true, answer: 'file answer' })
+  })
+})
+
+describe('2026-07-28 as raw JSON-RPC lines', () => {
+  type Line = { jsonrpc: string; id?: unknown; method?: string; result?: Record<string, any>; error?: { code: number; message: string; data?: any } }
+  const { version } = require('../package.json') as { version: string }
+
+  /** Starts `phone-a-friend mcp` by hand: newline-delimited JSON on its stdin and stdout. */
+  function start(mode: FakeMode) {
+    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: suite.repo.path, env: suite.env(mode), stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    const lines = (): Line[] => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line)
+    let next = 1
+    /** Sends a request with the revision's per-request _meta (`capabilities` its client's); resolves with its answer. */
+    const request = async (method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}): Promise<Line> => {
+      const id = next++
+      const _meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO, 'io.modelcontextprotocol/clientCapabilities': capabilities }
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta } })}\n`)
+      await expect.poll(() => lines().some((line) => line.id === id), { timeout: 5000 }).toBe(true)
+      return lines().find((line) => line.id === id)!
+    }
+    const stop = async (): Promise<number | null> => {
+      child.stdin.end()
+      return exited
+    }
+    return { lines, request, stop, stderr: () => stderr }
+  }
+  const EXTENSION = { extensions: { [TASKS]: {} } }
+
+  /** tasks/get (as a client of the extension) until the task is no longer working. */
+  async function settled(server: ReturnType<typeof start>, taskId: string): Promise<Line> {
+    let got = await server.request('tasks/get', { taskId }, EXTENSION)
+    await expect.poll(async () => (got = await server.request('tasks/get', { taskId }, EXTENSION)).result?.status, { timeout: 10_000, interval: 50 }).not.toBe('working')
+    return got
+  }
+
+  it('no initialize: the first request carries its protocol version and capabilities, and is answered', async () => {
+    const server = start('answer')
+    const list = await server.request('tools/list')
+    expect(list.error).toBeUndefined()
+    expect(list.result).toMatchObject({ resultType: 'complete' })
+    expect(list.result!.tools.map((tool: { name: string }) => tool.name)).toEqual(['backends', 'relay', 'review'])
+    const call = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
+    expect(call.result).toMatchObject({ resultType: 'complete', isError: false, structuredContent: { backend: 'codex', ok: true, answer: 'file answer' } })
+    // Nothing came unasked: no initialize result, no notification.
+    expect(server.lines().map((line) => line.id)).toEqual([1, 2])
+    expect(await server.stop()).toBe(0)
+  })
+
+  it('server/discover: the versions, the capabilities with the tasks extension, resultType', async () => {
+    const server = start('answer')
+    const discover = await server.request('server/discover')
+    expect(discover.result).toEqual({
+      resultType: 'complete',
+      supportedVersions: ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', REVISION],
+      capabilities: { extensions: { [TASKS]: {} }, resources: {}, tools: {} },
+      instructions: expect.stringMatching(/^Phone a friend: /),
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'phone-a-friend', version } },
+    })
+    // A probe opens no session: the next request is served as a first one.
+    expect((await server.request('tools/list')).result).toMatchObject({ resultType: 'complete' })
+    expect(await server.stop()).toBe(0)
+  })
+
+  // pending: found by this suite, not yet fixed in the Rust server. The v2 client's `auto` probe
+  // does exactly this on a sibling process, each connect (it discards that process's stderr).
+  it.skip('a client that only discovers, then closes stdin: the server exits 0 without a word, as after any client', async () => {
+    const server = start('answer')
+    expect((await server.request('server/discover')).result).toMatchObject({ resultType: 'complete' })
+    // Today: exit 1, stderr "phone-a-friend mcp: MCP initialization failed: connection closed: initialize request".
+    expect(await server.stop()).toBe(0)
+    expect(server.stderr()).toBe('')
+  })
+
+  it('a client of the tasks extension: tools/call answers resultType task; tasks/get carries the result; no notifications/tasks', async () => {
+    const server = start('answer')
+    const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } }, EXTENSION)
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 900_000, pollIntervalMs: 1000, taskId: expect.any(String) })
+    const got = await settled(server, created.result!.taskId)
+    expect(got.result).toMatchObject({
+      resultType: 'complete',
+      taskId: created.result!.taskId,
+      status: 'completed',
+      result: { isError: false, structuredContent: { backend: 'codex', ok: true, answer: 'file answer' } },
+    })
+    // The extension's notifications go on a subscriptions/listen stream only (docs/MCP.md, "Tasks").
+    expect(server.lines().filter((line) => line.method !== undefined)).toEqual([])
+    expect(await server.stop()).toBe(0)
+  })
+
+  it('tasks/cancel: a running task is acknowledged with resultType complete and its backend stops; one that ended is acknowledged too', async () => {
+    const server = start('hang-with-grandchild')
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBe(1)
+    const alone = processesWithEnv(suite.mark)
+    const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, EXTENSION)
+    const { taskId } = created.result as { taskId: string }
+    await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual(alone)
+    expect((await server.request('tasks/get', { taskId }, EXTENSION)).result).toMatchObject({ resultType: 'complete', taskId, status: 'cancelled' })
+    // Ended: cancelling is cooperative in the extension, so it is acknowledged again, not refused.
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    expect(server.lines().filter((line) => line.method !== undefined)).toEqual([])
+    expect(await server.stop()).toBe(0)
+  })
+
+  it('a completed task: tasks/cancel is acknowledged with resultType complete, and it stays completed', async () => {
+    const server = start('answer')
+    const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } }, EXTENSION)
+    const { taskId } = created.result as { taskId: string }
+    expect((await settled(server, taskId)).result?.status).toBe('completed')
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    expect((await server.request('tasks/get', { taskId }, EXTENSION)).result).toMatchObject({ status: 'completed', result: { structuredContent: { answer: 'file answer' } } })
+    expect(await server.stop()).toBe(0)
+  })
+
+  // pending: fixed in the Rust server
+  it.skip('tasks/get and tasks/cancel from a client that did not declare the tasks extension: -32021, the capability it lacks in data', async () => {
+    const server = start('answer')
+    // The task exists (a request that declared the extension made it): the refusal is about the capability.
+    const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } }, EXTENSION)
+    const { taskId } = created.result as { taskId: string }
+    // As rmcp words it (ErrorData::missing_required_client_capability) and the v2 SDK reads it
+    // (MissingRequiredClientCapabilityError: data.requiredCapabilities, a ClientCapabilities).
+    const missing = { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } }
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const refused = await server.request(method, { taskId })
+      expect(refused.result).toBeUndefined()
+      expect(refused.error).toEqual(missing)
+    }
+    // Nothing was cancelled: the task ends as it would.
+    expect((await settled(server, taskId)).result?.status).toBe('completed')
+    expect(await server.stop()).toBe(0)
+  })
+
+  // pending: fixed in the Rust server
+  it.skip('every result of a 2026-07-28 request names the server: _meta["io.modelcontextprotocol/serverInfo"]', async () => {
+    const server = start('answer')
+    const serverInfo = { name: 'phone-a-friend', version }
+    const list = await server.request('tools/list')
+    const call = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } })
+    const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } }, EXTENSION)
+    const got = await settled(server, created.result!.taskId)
+    const cancel = await server.request('tasks/cancel', { taskId: created.result!.taskId }, EXTENSION)
+    for (const answer of [list, call, created, got, cancel]) expect(answer.result?._meta?.['io.modelcontextprotocol/serverInfo'], JSON.stringify(answer).slice(0, 200)).toEqual(serverInfo)
+    expect(await server.stop()).toBe(0)
   })
 })
