@@ -215,10 +215,10 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     const lines = (): Line[] => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line)
     let next = 1
     /** Sends a request with the revision's per-request _meta (`capabilities` its client's); resolves with its answer. */
-    const request = async (method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}): Promise<Line> => {
+    const request = async (method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> | null = {}): Promise<Line> => {
       const id = next++
       const _meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO, 'io.modelcontextprotocol/clientCapabilities': capabilities }
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta } })}\n`)
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: capabilities === null ? params : { ...params, _meta } })}\n`)
       await expect.poll(() => lines().some((line) => line.id === id), { timeout: 5000 }).toBe(true)
       return lines().find((line) => line.id === id)!
     }
@@ -239,14 +239,19 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
 
   it('no initialize: the first request carries its protocol version and capabilities, and is answered', async () => {
     const server = start('answer')
+    const bare = { code: -32602, message: 'request _meta is missing or has malformed required fields: io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities' }
+    // Without them (and no initialize before) a request is refused, and the server waits on.
+    expect((await server.request('tools/list', {}, null)).error).toEqual(bare)
     const list = await server.request('tools/list')
     expect(list.error).toBeUndefined()
     expect(list.result).toMatchObject({ resultType: 'complete' })
     expect(list.result!.tools.map((tool: { name: string }) => tool.name)).toEqual(['backends', 'relay', 'review'])
     const call = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'Check it', backend: 'codex' } })
     expect(call.result).toMatchObject({ resultType: 'complete', isError: false, structuredContent: { backend: 'codex', ok: true, answer: 'file answer' } })
+    // The connection is in the revision now: every request carries them.
+    expect((await server.request('tools/list', {}, null)).error).toEqual(bare)
     // Nothing came unasked: no initialize result, no notification.
-    expect(server.lines().map((line) => line.id)).toEqual([1, 2])
+    expect(server.lines().map((line) => line.id)).toEqual([1, 2, 3, 4])
     expect(await server.stop()).toBe(0)
   })
 
