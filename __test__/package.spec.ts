@@ -75,7 +75,7 @@ describe('the installed package', () => {
 
   it('ships the docs and examples its README links, so that every link works from the tarball', () => {
     const installed = join(project, 'node_modules', '@phone-a-friend', 'relay')
-    expect(readdirSync(join(installed, 'examples')).sort()).toEqual(['README.md', 'ai-sdk.ts', 'mcp-task.ts', 'second-opinion.ts', 'tsconfig.json'])
+    expect(readdirSync(join(installed, 'examples')).sort()).toEqual(['README.md', 'ai-sdk.ts', 'mcp-task.ts', 'mcp-v2-client.ts', 'second-opinion.ts', 'tsconfig.json'])
     const pages = ['README.md', 'BENCHMARKS.md', ...readdirSync(join(installed, 'docs')).map((page) => join('docs', page)), join('examples', 'README.md')]
     const broken: string[] = []
     for (const page of pages) {
