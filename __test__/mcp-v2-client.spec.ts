@@ -272,9 +272,9 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     expect(await server.stop()).toBe(0)
   })
 
-  // pending: found by this suite, not yet fixed in the Rust server. The v2 client's `auto` probe
+  // The v2 client's `auto` probe
   // does exactly this on a sibling process, each connect (it discards that process's stderr).
-  it.skip('a client that only discovers, then closes stdin: the server exits 0 without a word, as after any client', async () => {
+  it('a client that only discovers, then closes stdin: the server exits 0 without a word, as after any client', async () => {
     const server = start('answer')
     expect((await server.request('server/discover')).result).toMatchObject({ resultType: 'complete' })
     // Today: exit 1, stderr "phone-a-friend mcp: MCP initialization failed: connection closed: initialize request".
@@ -324,8 +324,7 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     expect(await server.stop()).toBe(0)
   })
 
-  // pending: fixed in the Rust server
-  it.skip('tasks/get and tasks/cancel from a client that did not declare the tasks extension: -32021, the capability it lacks in data', async () => {
+  it('tasks/get and tasks/cancel from a client that did not declare the tasks extension: -32021, the capability it lacks in data', async () => {
     const server = start('answer')
     // The task exists (a request that declared the extension made it): the refusal is about the capability.
     const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } }, EXTENSION)
@@ -343,8 +342,7 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     expect(await server.stop()).toBe(0)
   })
 
-  // pending: fixed in the Rust server
-  it.skip('every result of a 2026-07-28 request names the server: _meta["io.modelcontextprotocol/serverInfo"]', async () => {
+  it('every result of a 2026-07-28 request names the server: _meta["io.modelcontextprotocol/serverInfo"]', async () => {
     const server = start('answer')
     const serverInfo = { name: 'phone-a-friend', version }
     const list = await server.request('tools/list')

@@ -103,10 +103,18 @@ where
         stamp.clone(),
         calls.clone(),
     ));
-    let transport =
-        task_transport::DeclareTasks::new(AsyncRwTransport::new_server(rerouted, writer), stamp);
+    let transport = task_transport::DeclareTasks::new(
+        AsyncRwTransport::new_server(rerouted, writer),
+        stamp.clone(),
+    );
     let running = match server.serve_with_ct(transport, host.child_token()).await {
         Ok(running) => running,
+        // A client of MCP 2026-07-28 that only discovered the server and left chose no
+        // lifecycle, which rmcp reports as a failed initialization: it was served.
+        Err(ServerInitializeError::ConnectionClosed(_)) if stamp.answered_the_revision() => {
+            calls.cancel();
+            return Ok(());
+        }
         Err(error) => {
             calls.cancel();
             return Err(McpError::Initialization(Box::new(error)));

@@ -6,6 +6,7 @@
 //! outgoing side stamps their results (docs/MCP.md, "MCP 2026-07-28").
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{CustomResult, Implementation, ProtocolVersion, RequestId, ServerResult};
@@ -22,6 +23,7 @@ const MOST_NOTED: usize = 1024;
 pub struct ServerInfoStamp {
     noted: Arc<Mutex<HashSet<RequestId>>>,
     server: Value,
+    answered: Arc<AtomicBool>,
 }
 
 impl ServerInfoStamp {
@@ -29,6 +31,7 @@ impl ServerInfoStamp {
         ServerInfoStamp {
             noted: Arc::default(),
             server: serde_json::to_value(server).unwrap_or(Value::Null),
+            answered: Arc::default(),
         }
     }
 
@@ -51,12 +54,23 @@ impl ServerInfoStamp {
         }
     }
 
-    /// Forgets request `id`; whether it was noted.
+    /// Forgets request `id`, answered; whether it was noted.
     pub fn take(&self, id: &RequestId) -> bool {
-        self.noted
+        let noted = self
+            .noted
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
+            .remove(id);
+        if noted {
+            self.answered.store(true, Ordering::Relaxed);
+        }
+        noted
+    }
+
+    /// Whether a request of the revision was answered: a client that sent only `server/discover`
+    /// (the v2 SDK's probe) and left was served, though it never chose a lifecycle.
+    pub fn answered_the_revision(&self) -> bool {
+        self.answered.load(Ordering::Relaxed)
     }
 
     /// `result` with the server's name in its `_meta`.
@@ -92,7 +106,9 @@ mod tests {
         stamp.note(RequestId::Number(2), Some("2025-11-25"));
         stamp.note(RequestId::Number(3), None);
         stamp.note(RequestId::Number(4), Some("not a version"));
+        assert!(!stamp.answered_the_revision());
         assert!(stamp.take(&RequestId::Number(1)));
+        assert!(stamp.answered_the_revision());
         assert!(!stamp.take(&RequestId::Number(1)), "taken once");
         for id in 2..=4 {
             assert!(!stamp.take(&RequestId::Number(id)), "{id}");

@@ -1050,3 +1050,27 @@ async fn a_2026_07_28_task_request_without_the_extension_is_missing_a_capability
         .await;
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }
+
+#[tokio::test]
+async fn a_client_that_only_discovers_and_leaves_was_served() {
+    let mut client = Client::connect().await;
+    let discovered =
+        stateless_request(&mut client, 1, "server/discover", json!({}), json!({})).await;
+    assert!(
+        discovered["result"]["supportedVersions"].is_array(),
+        "{discovered}"
+    );
+    let Client {
+        server,
+        mut writer,
+        lines,
+        ..
+    } = client;
+    writer.shutdown().await.expect("end of input");
+    let served = tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stopped")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+    drop(lines);
+}
