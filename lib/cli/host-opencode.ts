@@ -5,7 +5,7 @@
 // in each, opencode.jsonc, else opencode.json, else a new opencode.jsonc.
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { applyEdits, type FormattingOptions, modify } from 'jsonc-parser'
+import { applyEdits, findNodeAtLocation, type Node as JsonNode, modify, parseTree } from 'jsonc-parser'
 import type { FoundEntry, HostAdapter } from './host-adapter.js'
 import { HostError } from './host-error.js'
 import { envValue, homeOf, objectAt, parseJsoncText, type Place, readText, sameValue, writeTextAtomically } from './host-config.js'
@@ -15,8 +15,6 @@ import { printable } from './printable.js'
 /** What opencode writes in a config it creates. */
 const NEW_CONFIG = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
 
-const FORMATTING: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: '\n' }
-
 function configPath(scope: string, place: Place): string {
   const dir = scope === 'project' ? place.cwd : join(envValue(place, 'XDG_CONFIG_HOME') ?? join(homeOf(place), '.config'), 'opencode')
   const jsonc = join(dir, 'opencode.jsonc')
@@ -24,13 +22,55 @@ function configPath(scope: string, place: Place): string {
   return existsSync(jsonc) || !existsSync(json) ? jsonc : json
 }
 
+/** The indentation of the line `offset` is on. */
+function indentAt(text: string, offset: number): string {
+  const lineStart = text.lastIndexOf('\n', offset - 1) + 1
+  return /^[ \t]*/.exec(text.slice(lineStart))?.[0] ?? ''
+}
+
+/**
+ * `text` with `"key": value` as the first property of the object at `path` (the root: `[]`).
+ * First, not last: a comment after the last property stays where it is, and removing a first
+ * property (removeProperty) takes exactly what was inserted, so uninstall gives the file back
+ * byte for byte.
+ */
+function insertFirst(text: string, path: string[], key: string, value: unknown): string {
+  const object = findNodeAtLocation(parseTree(text) as JsonNode, path)
+  if (object?.type !== 'object') throw new HostError(`opencode config: ${path.join('.') || 'the file'} is not a JSON object`, 'ERR_HOST_CONFIG')
+  const first = object.children?.[0]
+  const indent = first === undefined ? `${indentAt(text, object.offset)}  ` : indentAt(text, first.offset)
+  const shown = JSON.stringify(value, null, 2).split('\n').join(`\n${indent}`)
+  const open = object.offset + 1
+  const after = first === undefined ? `\n${indentAt(text, object.offset)}${text.slice(open).replace(/^\s*/, '')}` : `,${text.slice(open)}`
+  return `${text.slice(0, open)}\n${indent}${JSON.stringify(key)}: ${shown}${after}`
+}
+
+/**
+ * `text` without the property `key` of the object at `path`: the inverse of insertFirst (its line
+ * and its comma, or all between the braces when it is alone). A property placed otherwise (moved
+ * by hand after others) is removed by jsonc-parser's `modify`.
+ */
+function removeProperty(text: string, path: string[], key: string): string {
+  const object = findNodeAtLocation(parseTree(text) as JsonNode, path)
+  const properties = object?.children ?? []
+  const index = properties.findIndex((property) => property.children?.[0]?.value === key)
+  if (object === undefined || index === -1) return text
+  const property = properties[index]
+  if (properties.length === 1) return `${text.slice(0, object.offset + 1)}${text.slice(object.offset + object.length - 1)}`
+  const comma = /^\s*,[ \t]*\r?\n?/.exec(text.slice(property.offset + property.length))
+  if (index !== 0 || comma === null) return applyEdits(text, modify(text, [...path, key], undefined, {}))
+  const lineStart = text.lastIndexOf('\n', property.offset - 1) + 1
+  const start = /^[ \t]*$/.test(text.slice(lineStart, property.offset)) ? lineStart : property.offset
+  return `${text.slice(0, start)}${text.slice(property.offset + property.length + comma[0].length)}`
+}
+
 /** `text` with `mcp.phone-a-friend` set to `value`, or removed (undefined), and `mcp` too when that empties it. */
 function edited(text: string, value: Record<string, unknown> | undefined, path: string): string {
-  let next = applyEdits(text, modify(text, ['mcp', SERVER_NAME], value, { formattingOptions: FORMATTING }))
-  if (value === undefined) {
-    const mcp = objectAt(parseJsoncText(next, path), 'mcp')
-    if (mcp !== undefined && Object.keys(mcp).length === 0) next = applyEdits(next, modify(next, ['mcp'], undefined, { formattingOptions: FORMATTING }))
-  }
+  const config = parseJsoncText(text, path)
+  let next = objectAt(objectAt(config, 'mcp'), SERVER_NAME) === undefined ? text : removeProperty(text, ['mcp'], SERVER_NAME)
+  if (value !== undefined) return objectAt(config, 'mcp') === undefined ? insertFirst(next, [], 'mcp', { [SERVER_NAME]: value }) : insertFirst(next, ['mcp'], SERVER_NAME, value)
+  const mcp = objectAt(parseJsoncText(next, path), 'mcp')
+  if (mcp !== undefined && Object.keys(mcp).length === 0) next = removeProperty(next, [], 'mcp')
   return next
 }
 

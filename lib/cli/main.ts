@@ -545,8 +545,11 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
     return EXIT_RELAY_ERROR
   }
   if (life.stopped) return life.report(Boolean(flags.json))
-  // What CLIs and the Ollama server said is in the report: never raw to a terminal, nor in JSON.
-  process.stdout.write(flags.json ? `${printableJson(report)}\n` : printableLines(formatDoctor(report)))
+  const { doctorHosts, formatHosts } = await import('./doctor-hosts.js')
+  const hosts = doctorHosts({ env: process.env, cwd: process.cwd() })
+  // What CLIs and the Ollama server said is in the report, and config files hold what anyone
+  // wrote: never raw to a terminal, nor in JSON.
+  process.stdout.write(flags.json ? `${printableJson({ ...report, hosts })}\n` : printableLines(`${formatDoctor(report)}${formatHosts(hosts)}`))
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
 }
 
