@@ -109,6 +109,16 @@ describe('the installed package', () => {
     expect(run('npx', ['--no-install', 'phone-a-friend', '--version'], project).trim()).toBe(VERSION)
   })
 
+  it('npx phone-a-friend install works from the installed package (its dependencies installed with it)', () => {
+    const home = mkdtempSync(join(work, 'home-'))
+    const env = { ...USER_ENV, HOME: home, XDG_CONFIG_HOME: join(home, '.config') }
+    run('npx', ['--no-install', 'phone-a-friend', 'install', 'opencode'], project, env)
+    const installedBin = join(project, 'node_modules', '@phone-a-friend', 'relay', 'bin', 'phone-a-friend.js')
+    const config = JSON.parse(readFileSync(join(home, '.config', 'opencode', 'opencode.jsonc'), 'utf8')) as { mcp: Record<string, { command: string[] }> }
+    expect(config.mcp['phone-a-friend'].command).toEqual([process.execPath, installedBin, 'mcp'])
+    expect(run('npx', ['--no-install', 'phone-a-friend', 'install', 'opencode'], project, env)).toContain('nothing changed')
+  })
+
   it('npx phone-a-friend mcp serves MCP on stdio and exits when stdin closes', () => {
     const lines = [
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } },

@@ -10,12 +10,12 @@ import { Lifetime } from './lifetime.js'
 import { printable, printableJson, printableLines, stdoutText } from './printable.js'
 import { closest } from './suggest.js'
 import { COMMAND_HELP, COMMAND_USAGE, HELP, MCP_USAGE, USAGE_LINE } from './usage.js'
+import { UsageError } from './usage-error.js'
 
 /** Exit codes of docs/CONTRACT.md §9; a stop from outside has its own (lifetime.ts). */
 const EXIT_RELAY_ERROR = 1
 const EXIT_USAGE = 2
 
-class UsageError extends Error {}
 
 const OPTIONS = {
   prompt: { type: 'string', short: 'p' },
@@ -45,6 +45,7 @@ const OPTIONS = {
   session: { type: 'string' },
   'backend-session': { type: 'string' },
   'older-than': { type: 'string' },
+  scope: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const
@@ -251,6 +252,7 @@ async function readSchemaFile(path: string): Promise<string> {
 /** Flags a relay or review would not use: refused rather than dropped without a word. */
 function refuseIgnoredFlags(flags: Flags, review: boolean): void {
   if (flags['older-than'] !== undefined) throw new UsageError('--older-than is for sessions prune')
+  if (flags.scope !== undefined) throw new UsageError('--scope is for install and uninstall')
   if (flags['show-envelope'] && !flags['dry-run']) throw new UsageError('--show-envelope is for --dry-run')
   if (flags['backend-session'] !== undefined && flags.session === undefined) throw new UsageError('--backend-session needs --session: the label to keep it under')
   if (review && flags.session !== undefined) throw new UsageError('a review (--review, --base, --verdict) takes no --session')
@@ -543,9 +545,30 @@ async function runDoctor(flags: Flags, life: Lifetime): Promise<number> {
     return EXIT_RELAY_ERROR
   }
   if (life.stopped) return life.report(Boolean(flags.json))
-  // What CLIs and the Ollama server said is in the report: never raw to a terminal, nor in JSON.
-  process.stdout.write(flags.json ? `${printableJson(report)}\n` : printableLines(formatDoctor(report)))
+  const { doctorHosts, formatHosts } = await import('./doctor-hosts.js')
+  const hosts = doctorHosts({ env: process.env, cwd: process.cwd() })
+  // What CLIs and the Ollama server said is in the report, and config files hold what anyone
+  // wrote: never raw to a terminal, nor in JSON.
+  process.stdout.write(flags.json ? `${printableJson({ ...report, hosts })}\n` : printableLines(`${formatDoctor(report)}${formatHosts(hosts)}`))
   return report.backends.some((backend) => backend.ready) ? 0 : EXIT_RELAY_ERROR
+}
+
+/** Flags `install` and `uninstall` take; any other is refused rather than ignored. */
+const INSTALL_FLAGS = new Set(['scope', 'dry-run', 'json'])
+
+/** `install <host>` / `uninstall <host>` (docs/CLI.md): a host's failure is printed as a relay's error, exit 1. */
+async function runInstallCommand(action: 'install' | 'uninstall', flags: Flags, args: string[]): Promise<number> {
+  const other = Object.keys(flags).find((name) => !INSTALL_FLAGS.has(name))
+  if (other !== undefined) throw new UsageError(`--${other} is not an option of ${action}`)
+  const { runInstall } = await import('./install.js')
+  const origin = { binPath: join(__dirname, '..', '..', 'bin', 'phone-a-friend.js'), nodePath: process.execPath, version: version() }
+  try {
+    return await runInstall({ action, args, scope: flags.scope, dryRun: Boolean(flags['dry-run']), json: Boolean(flags.json), origin, place: { env: process.env, cwd: process.cwd() } })
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    printError(error, Boolean(flags.json))
+    return EXIT_RELAY_ERROR
+  }
 }
 
 const SESSIONS_ACTIONS = ['list', 'delete', 'prune']
@@ -612,6 +635,7 @@ async function dispatch(argv: string[], life: Lifetime): Promise<number> {
       return EXIT_RELAY_ERROR
     }
   }
+  if (command === 'install' || command === 'uninstall') return runInstallCommand(command, flags, rest)
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${shown(rest[0])}`)
   if (command === 'doctor') return runDoctor(flags, life)
   if (command === 'mcp') throw new UsageError('mcp takes no options')

@@ -46,3 +46,15 @@ export function printableJson(value: unknown): string {
 export function stdoutText(terminal: boolean, raw: boolean): (text: string) => string {
   return terminal && !raw ? printableLines : (text) => text
 }
+
+/** An argument a POSIX shell reads as it is: no quoting needed. */
+const SHELL_SAFE = /^[\w@%+=:,./-]+$/
+
+/**
+ * `argv` as one line a POSIX shell would read back as the same arguments (each one that needs it
+ * in single quotes), made printable: a dry run shows what it would run, to read or paste.
+ */
+export function shellLine(argv: readonly string[]): string {
+  const quoted = argv.map((arg) => (SHELL_SAFE.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`))
+  return printable(quoted.join(' '))
+}

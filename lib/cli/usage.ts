@@ -70,14 +70,17 @@ ${USAGE_LINE}
        phone-a-friend doctor [--model <m>] [--json]
        phone-a-friend sessions [list | delete <label> | prune --older-than <days>] [--json]
        phone-a-friend mcp
+       phone-a-friend install|uninstall <claude|codex|gemini|opencode> [--scope <s>] [--dry-run] [--json]
        phone-a-friend help [<command>] | <command> --help | --version
 
 Commands:
-  relay    Ask a backend about the repository (the default)
-  doctor   Which backends are ready, and how to get the rest
-  sessions List, delete or prune the labelled sessions
-  mcp      Serve relay, review and backends as MCP tools on stdin/stdout
-  help     This text, or a command's
+  relay     Ask a backend about the repository (the default)
+  doctor    Which backends are ready, and how to get the rest
+  sessions  List, delete or prune the labelled sessions
+  mcp       Serve relay, review and backends as MCP tools on stdin/stdout
+  install   Add the MCP server to an agent host (claude, codex, gemini, opencode)
+  uninstall Remove it again
+  help      This text, or a command's
 
 ${RELAY_OPTIONS}
 
@@ -149,7 +152,34 @@ A relay can take minutes: each config gives the client's tool-call timeout room 
                   { "mcpServers": { "phone-a-friend": { "command": "npx", "args": ["-y", "@phone-a-friend/relay", "mcp"], "timeout": 900000 } } }
 `
 
-const HELP_USAGE = `Usage: phone-a-friend help [relay|doctor|sessions|mcp|help]
+export const INSTALL_USAGE = `Usage: phone-a-friend install <claude|codex|gemini|opencode> [--scope <scope>] [--dry-run] [--json]
+       phone-a-friend uninstall <claude|codex|gemini|opencode> [--scope <scope>] [--dry-run] [--json]`
+
+const INSTALL_HELP = `phone-a-friend install, uninstall: add this package's MCP server to an agent host, or remove it.
+
+${INSTALL_USAGE}
+
+install registers \`phone-a-friend mcp\` as the MCP server "phone-a-friend" through the host's own
+CLI (claude mcp add-json, codex mcp add, gemini mcp add) or, for opencode, by editing its config
+file (comments kept), with a tool-call time-out of 15 minutes: a relay can take minutes. codex and
+gemini get the names of the variables the friends read (API keys by reference, never a value).
+The command registered is this copy, by absolute path (node and bin/phone-a-friend.js); run from
+npx's cache, it is npx -y @phone-a-friend/relay@<this version> mcp instead. Run again, it changes
+nothing and says so; an entry that differs (a moved install) is replaced. uninstall removes that
+entry only.
+
+  --scope <scope>   claude: user (default), project (.mcp.json here), local
+                    codex: user only
+                    gemini: user (default), project (.gemini/settings.json here)
+                    opencode: global (default; also "user"), project (opencode.json[c] here)
+  --dry-run         Print the commands it would run and the edits it would make; change nothing
+  --json            Print { ok, host, scope, config, action, dryRun, command, via, steps }
+
+Exit codes: 0 done (or nothing to do), 1 the host's CLI is missing or failed, or its config
+could not be read or edited (Error [ERR_HOST_…]), 2 usage error.
+`
+
+const HELP_USAGE = `Usage: phone-a-friend help [relay|doctor|sessions|mcp|install|uninstall|help]
        phone-a-friend <command> --help`
 
 const HELP_HELP = `phone-a-friend help: the help of the whole CLI, or of one command.
@@ -158,6 +188,6 @@ ${HELP_USAGE}
 `
 
 /** The commands, each with its help. */
-export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, mcp: MCP_HELP, help: HELP_HELP }
+export const COMMAND_HELP: Readonly<Record<string, string>> = { relay: RELAY_HELP, doctor: DOCTOR_HELP, sessions: SESSIONS_HELP, mcp: MCP_HELP, install: INSTALL_HELP, uninstall: INSTALL_HELP, help: HELP_HELP }
 /** The usage lines of each command, printed after a usage error of that command. */
-export const COMMAND_USAGE: Readonly<Record<string, string>> = { relay: USAGE_LINE, doctor: DOCTOR_USAGE, sessions: SESSIONS_USAGE, mcp: MCP_USAGE, help: HELP_USAGE }
+export const COMMAND_USAGE: Readonly<Record<string, string>> = { relay: USAGE_LINE, doctor: DOCTOR_USAGE, sessions: SESSIONS_USAGE, mcp: MCP_USAGE, install: INSTALL_USAGE, uninstall: INSTALL_USAGE, help: HELP_USAGE }

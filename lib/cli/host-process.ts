@@ -1,0 +1,70 @@
+// Running a host's own CLI (`claude mcp add-json`, `codex mcp add`, …): never through a shell,
+// always bounded by a time-out that kills it, its words kept short and printable for a message.
+import { execFile } from 'node:child_process'
+import { accessSync, constants, statSync } from 'node:fs'
+import { delimiter, isAbsolute, join } from 'node:path'
+import { HostError } from './host-error.js'
+import { printableLines } from './printable.js'
+
+/** A host CLI's `mcp add` or `remove` takes a few seconds (gemini about 5): a minute is plenty. */
+export const HOST_TIMEOUT_MS = 60_000
+
+/** How much of what a failed host CLI said goes into the message. */
+const WORDS_SHOWN = 1000
+
+/** Whether `path` is a file this user may run. */
+export function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** `program`'s absolute path: itself when absolute, else the first executable of that name on PATH. */
+export function findOnPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (isAbsolute(program)) return isExecutableFile(program) ? program : undefined
+  const extensions = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD').split(';') : ['']
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue
+    for (const extension of extensions) {
+      const candidate = join(dir, program + extension)
+      if (isExecutableFile(candidate)) return candidate
+    }
+  }
+  return undefined
+}
+
+/** The end of what a host CLI said, at most WORDS_SHOWN characters, printable. */
+function lastWords(stdout: string, stderr: string): string {
+  const said = `${stderr.trim()}\n${stdout.trim()}`.trim()
+  const cut = said.length > WORDS_SHOWN ? `…${said.slice(-WORDS_SHOWN)}` : said
+  return printableLines(cut)
+}
+
+export interface HostRun {
+  /** The program's path, found on PATH. */
+  path: string
+  args: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  /** Names the host in messages. */
+  host: string
+}
+
+/** Runs a host CLI to the end; its stdout, or a HostError saying what it said when it failed. */
+export function runHost({ path, args, cwd, env, host }: HostRun, timeoutMs = HOST_TIMEOUT_MS): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(path, args, { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, encoding: 'utf8', windowsHide: true }, (error, stdout, stderr) => {
+      if (error === null) return resolve(stdout)
+      const { killed, code } = error as { killed?: boolean; code?: unknown }
+      if (killed) return reject(new HostError(`${host} did not finish within ${timeoutMs / 1000} s; it was stopped`, 'ERR_HOST_TIMEOUT'))
+      const status = typeof code === 'number' ? `exit ${code}` : error.message
+      const words = lastWords(stdout, stderr)
+      reject(new HostError(`${host} failed (${printableLines(status)})${words === '' ? '' : `: ${words}`}`, 'ERR_HOST_FAILED'))
+    })
+    child.stdin?.end() // a host CLI that asks something gets no answer rather than waiting
+  })
+}
