@@ -18,6 +18,9 @@ const suite = mcpServerSuite()
 const REVISION = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
 const CLIENT_INFO = { name: 'relay-v2-tests', version: '0.0.0' }
+const { version } = require('../package.json') as { version: string }
+/** A tasks/cancel acknowledged, as the extension answers it, naming the server as every 2026-07-28 result does. */
+const ACKNOWLEDGED = { resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'phone-a-friend', version } } }
 
 /**
  * The part of @modelcontextprotocol/ext-tasks/client used here. Its own declarations do not
@@ -187,7 +190,7 @@ describe('the v2 SDK client, versionNegotiation auto', () => {
     await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual(server)
     const lines = v2.wire.map((m) => m.message as { method?: string; id?: unknown; result?: Record<string, unknown> })
     const cancel = lines.find((m) => m.method === 'tasks/cancel')!
-    expect(lines.find((m) => m.id === cancel.id && 'result' in m)?.result).toEqual({ resultType: 'complete' })
+    expect(lines.find((m) => m.id === cancel.id && 'result' in m)?.result).toEqual(ACKNOWLEDGED)
   })
 
   it('the v1 SDK (2025-11-25, initialize) still works against the same server', async () => {
@@ -202,7 +205,6 @@ describe('the v2 SDK client, versionNegotiation auto', () => {
 
 describe('2026-07-28 as raw JSON-RPC lines', () => {
   type Line = { jsonrpc: string; id?: unknown; method?: string; result?: Record<string, any>; error?: { code: number; message: string; data?: any } }
-  const { version } = require('../package.json') as { version: string }
 
   /** Starts `phone-a-friend mcp` by hand: newline-delimited JSON on its stdin and stdout. */
   function start(mode: FakeMode) {
@@ -305,11 +307,11 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'gemini' } }, EXTENSION)
     const { taskId } = created.result as { taskId: string }
     await expect.poll(() => processesWithEnv(suite.mark).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3)
-    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual(ACKNOWLEDGED)
     await expect.poll(() => processesWithEnv(suite.mark), { timeout: 2000 }).toEqual(alone)
     expect((await server.request('tasks/get', { taskId }, EXTENSION)).result).toMatchObject({ resultType: 'complete', taskId, status: 'cancelled' })
     // Ended: cancelling is cooperative in the extension, so it is acknowledged again, not refused.
-    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual(ACKNOWLEDGED)
     expect(server.lines().filter((line) => line.method !== undefined)).toEqual([])
     expect(await server.stop()).toBe(0)
   })
@@ -319,7 +321,7 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
     const created = await server.request('tools/call', { name: 'relay', arguments: { prompt: 'p', backend: 'codex' } }, EXTENSION)
     const { taskId } = created.result as { taskId: string }
     expect((await settled(server, taskId)).result?.status).toBe('completed')
-    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual({ resultType: 'complete' })
+    expect((await server.request('tasks/cancel', { taskId }, EXTENSION)).result).toEqual(ACKNOWLEDGED)
     expect((await server.request('tasks/get', { taskId }, EXTENSION)).result).toMatchObject({ status: 'completed', result: { structuredContent: { answer: 'file answer' } } })
     expect(await server.stop()).toBe(0)
   })
