@@ -249,7 +249,7 @@ export function checkBackends(): Record<string, boolean> {
   return { ...internals().native.binding.checkBackends() }
 }
 
-/** Drops every backend registered from JS and restores the five built-ins. */
+/** Drops every backend registered from JS and restores the six built-ins. */
 export function _resetRegistry(): void {
   internals().backends.resetRegistry()
 }

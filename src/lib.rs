@@ -155,6 +155,8 @@ pub struct InstalledBackends {
     pub ollama: bool,
     pub claude: bool,
     pub opencode: bool,
+    /// Its CLI is `agy`.
+    pub antigravity: bool,
 }
 
 /// Synchronous: looks the CLIs up on this process's PATH.
@@ -173,6 +175,7 @@ pub fn check_backends() -> InstalledBackends {
         ollama: found("ollama"),
         claude: found("claude"),
         opencode: found("opencode"),
+        antigravity: found("antigravity"),
     }
 }
 
