@@ -134,6 +134,8 @@ export type BackendReach = 'cli' | 'server'
 /** A built-in backend, as the Rust table has it. */
 export interface BuiltinBackend {
   name: string
+  /** The executable of its CLI (antigravity's is `agy`). */
+  executable: string
   /** What it is, for people. */
   what: string
   reach: BackendReach
@@ -145,6 +147,11 @@ export interface BuiltinBackend {
   sandboxes: Array<string>
   /** The version of its CLI the relay was checked against. */
   verifiedVersion?: string
+  /**
+   * The version of its CLI whose documentation the relay was checked against, for a CLI
+   * never run here (antigravity).
+   */
+  documentedVersion?: string
 }
 
 /** The built-in backends, in the order `doctor` lists them. */
@@ -235,6 +242,8 @@ export interface InstalledBackends {
   ollama: boolean
   claude: boolean
   opencode: boolean
+  /** Its CLI is `agy`. */
+  antigravity: boolean
 }
 
 /** What `Invocation.stopped()` resolves with once the relay stops the invocation. */
@@ -477,7 +486,7 @@ export interface RelayRequest {
    */
   repoPath: string
   /**
-   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+   * Backend name: `codex`, `gemini`, `claude`, `opencode`, `antigravity`, `ollama` or one passed to `registerBackend()`.
    * @default 'codex'
    */
   backend?: string

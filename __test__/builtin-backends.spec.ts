@@ -49,10 +49,16 @@ beforeAll(async () => {
 })
 
 describe('the table of built-in backends', () => {
-  it('holds the five built-ins, the CLIs before the server', () => {
-    expect(names).toEqual(['codex', 'gemini', 'claude', 'opencode', 'ollama'])
+  it('holds the six built-ins, the CLIs before the server', () => {
+    expect(names).toEqual(['codex', 'gemini', 'claude', 'opencode', 'antigravity', 'ollama'])
     expect(servers).toEqual(['ollama'])
-    for (const backend of table) expect(backend.sandboxes).toEqual(['read-only', 'workspace-write', 'danger-full-access'])
+    for (const backend of table) {
+      const sandboxes = backend.name === 'antigravity' ? ['read-only'] : ['read-only', 'workspace-write', 'danger-full-access']
+      expect(backend.sandboxes, backend.name).toEqual(sandboxes)
+    }
+    // Each CLI is its executable, but antigravity's is agy; only a CLI never run here has a documented version.
+    expect(table.map((backend) => backend.executable)).toEqual(['codex', 'gemini', 'claude', 'opencode', 'agy', 'ollama'])
+    expect(table.filter((backend) => backend.documentedVersion).map((backend) => backend.name)).toEqual(['antigravity'])
   })
 
   it('is what checkBackends() reports on', async () => {
@@ -111,6 +117,11 @@ describe('text that cannot read the table names exactly its backends', () => {
     for (const [i, backend] of table.entries()) {
       if (backend.reach !== 'cli') continue
       expect(rows[i], backend.name).toContain(`\`${backend.install}\``)
+      // A CLI never run here names the version of the documentation it was checked against.
+      if (!backend.verifiedVersion) {
+        expect(rows[i], backend.name).toContain(`not tested: checked against the documentation of ${backend.executable} ${backend.documentedVersion}`)
+        continue
+      }
       // "tested with 0.169" names the verified version, trailing `.0`s left out.
       const tested = /tested with ([\d.]+)/.exec(rows[i])?.[1]
       expect(tested, backend.name).toBeDefined()

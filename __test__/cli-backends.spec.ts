@@ -334,6 +334,6 @@ describe('checkBackends', () => {
   it('reports which CLIs are on PATH', () => {
     expect(checkBackends()).toMatchObject({ codex: true, gemini: true })
     process.env.PATH = mkdtempSync(join(tmpdir(), 'paf-empty-'))
-    expect(checkBackends()).toEqual({ codex: false, gemini: false, ollama: false, claude: false, opencode: false })
+    expect(checkBackends()).toEqual({ codex: false, gemini: false, ollama: false, claude: false, opencode: false, antigravity: false })
   })
 })

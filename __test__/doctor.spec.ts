@@ -59,12 +59,12 @@ describe('doctor with the real CLIs', () => {
       expect(backend?.signIn?.hint).toBeTruthy()
       if (name === 'opencode') continue
       expect(backend).toMatchObject({ ready: false, signIn: { state: 'notSignedIn' } })
-      expect(result.stdout).toContain(`✗ ${name.padEnd(8)} ${VERIFIED[name]}, installed, not signed in: ${backend?.signIn?.hint}\n`)
+      expect(result.stdout).toContain(`✗ ${name.padEnd(11)} ${VERIFIED[name]}, installed, not signed in: ${backend?.signIn?.hint}\n`)
     }
     // opencode without credentials runs its own free models (online): it cannot tell.
     const opencode = byName(json, 'opencode')
     expect(opencode).toMatchObject({ ready: true, signIn: { state: 'unknown', hint: expect.stringContaining('free models') } })
-    expect(result.stdout).toContain(`? opencode ${VERIFIED.opencode}, sign-in not known: ${opencode?.signIn?.hint}\n`)
+    expect(result.stdout).toContain(`? opencode    ${VERIFIED.opencode}, sign-in not known: ${opencode?.signIn?.hint}\n`)
     expect(result.code).toBe(0) // opencode may answer
     expect(byName(json, 'codex')?.signIn?.hint).toContain('codex login')
     expect(byName(json, 'claude')?.signIn?.hint).toContain('ANTHROPIC_API_KEY')
@@ -81,7 +81,7 @@ describe('doctor with the real CLIs', () => {
     expect(byName(json, 'opencode')?.signIn?.how).toMatch(/provider variable/)
     const text = await runCli(['doctor'], { env })
     expect(text.code).toBe(0)
-    expect(text.stdout).toContain(`✓ claude   ${VERIFIED.claude}, signed in (api_key (ANTHROPIC_API_KEY))\n`)
+    expect(text.stdout).toContain(`✓ claude      ${VERIFIED.claude}, signed in (api_key (ANTHROPIC_API_KEY))\n`)
   }, 60_000)
 
   it('stored logins: `codex login --with-api-key`, gemini settings and its Google credentials file', async () => {
@@ -140,7 +140,7 @@ describe('doctor flags drift and stops when asked', () => {
     const drift = `codex ${newer} is outside the versions this relay was verified with (${VERIFIED.codex}, ${major}.${minor}.x): its flags may have changed`
     expect(byName(json, 'codex')).toMatchObject({ version: newer, verifiedVersion: VERIFIED.codex, drift, ready: true })
     const text = await runCli(['doctor'], { env })
-    expect(text.stdout).toContain(`✓ codex    ${newer}, signed in (CODEX_API_KEY)\n           ${drift}\n`)
+    expect(text.stdout).toContain(`✓ codex       ${newer}, signed in (CODEX_API_KEY)\n              ${drift}\n`)
     const same = await doctorJson(await cleanEnv({ CODEX_API_KEY: 'k' }, fakePath(`${major}.${minor}.99`)))
     expect(byName(same, 'codex')?.drift).toBeUndefined()
   }, 60_000)

@@ -1,5 +1,5 @@
 /**
- * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, ollama or your own backend)
+ * @phone-a-friend/relay: ask another coding agent (codex, gemini, claude, opencode, antigravity, ollama or your own backend)
  * for a second opinion on work in a repository. The work runs off Node's main thread.
  */
 import type * as Core from './internal/core.js'
@@ -243,13 +243,13 @@ export async function doctor(options?: DoctorOptions): Promise<DoctorReport> {
   return internals().doctor.doctor(options)
 }
 
-/** Whether the `codex`, `gemini`, `ollama`, `claude` and `opencode` CLIs are on this process's PATH. Synchronous.
+/** Whether the `codex`, `gemini`, `ollama`, `claude`, `opencode` and `antigravity` CLIs are on this process's PATH. Synchronous.
  * Only whether each is installed (`found` in `doctor()`, the same lookup): `doctor()` says whether it can answer. */
 export function checkBackends(): Record<string, boolean> {
   return { ...internals().native.binding.checkBackends() }
 }
 
-/** Drops every backend registered from JS and restores the five built-ins. */
+/** Drops every backend registered from JS and restores the six built-ins. */
 export function _resetRegistry(): void {
   internals().backends.resetRegistry()
 }

@@ -155,6 +155,8 @@ pub struct InstalledBackends {
     pub ollama: bool,
     pub claude: bool,
     pub opencode: bool,
+    /// Its CLI is `agy`.
+    pub antigravity: bool,
 }
 
 /// Synchronous: looks the CLIs up on this process's PATH.
@@ -173,6 +175,7 @@ pub fn check_backends() -> InstalledBackends {
         ollama: found("ollama"),
         claude: found("claude"),
         opencode: found("opencode"),
+        antigravity: found("antigravity"),
     }
 }
 
@@ -189,6 +192,8 @@ pub enum BackendReach {
 #[napi(object, object_from_js = false)]
 pub struct BuiltinBackend {
     pub name: String,
+    /// The executable of its CLI (antigravity's is `agy`).
+    pub executable: String,
     /// What it is, for people.
     pub what: String,
     pub reach: BackendReach,
@@ -200,6 +205,9 @@ pub struct BuiltinBackend {
     pub sandboxes: Vec<String>,
     /// The version of its CLI the relay was checked against.
     pub verified_version: Option<String>,
+    /// The version of its CLI whose documentation the relay was checked against, for a CLI
+    /// never run here (antigravity).
+    pub documented_version: Option<String>,
 }
 
 /// The built-in backends, in the order `doctor` lists them.
@@ -210,6 +218,7 @@ pub fn builtin_backends() -> Vec<BuiltinBackend> {
         .iter()
         .map(|backend| BuiltinBackend {
             name: backend.name.into(),
+            executable: backend.executable.into(),
             what: backend.what.into(),
             reach: match backend.reach {
                 Reach::Cli => BackendReach::Cli,
@@ -219,6 +228,7 @@ pub fn builtin_backends() -> Vec<BuiltinBackend> {
             install: backend.install.into(),
             sandboxes: backend.sandboxes(),
             verified_version: backend.verified_version.map(String::from),
+            documented_version: backend.documented_version.map(String::from),
         })
         .collect()
 }

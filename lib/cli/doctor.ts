@@ -36,8 +36,13 @@ function formatOllama(backend: BackendReport, width: number): string[] {
 
 /** A CLI backend: `✓` ready and signed in, `?` ready as far as can be seen (sign-in unknown), `✗` not. */
 function formatCli(backend: BackendReport, width: number): string[] {
-  const name = backend.name.padEnd(width)
   const indent = ' '.repeat(width + 3)
+  const documented = backend.documented === undefined ? [] : [`${indent}${backend.documented}`]
+  return [...formatCliState(backend, width, indent), ...documented]
+}
+
+function formatCliState(backend: BackendReport, width: number, indent: string): string[] {
+  const name = backend.name.padEnd(width)
   if (!backend.found) return [`✗ ${name} not found. Install it: ${backend.install}`]
   const version = backend.version ?? '(version unknown)'
   const signIn = backend.signIn

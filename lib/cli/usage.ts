@@ -3,7 +3,7 @@ export const USAGE_LINE =
 
 const RELAY_OPTIONS = `Relay options:
   -p, --prompt <text>      What to ask; "-" reads it from stdin
-  -t, --to <backend>       codex, gemini, claude, opencode, ollama
+  -t, --to <backend>       codex, gemini, claude, opencode, antigravity, ollama
                            (env PHONE_A_FRIEND_BACKEND, default codex);
                            several, comma-separated (codex,gemini), are asked at once: each
                            answer is printed under a header (=== codex ===), --json prints
@@ -102,8 +102,9 @@ const DOCTOR_HELP = `phone-a-friend doctor: which backends are ready, and how to
 
 ${DOCTOR_USAGE}
 
-  codex, gemini, claude, opencode
-                  Ready when their CLI is on PATH (its version is shown).
+  codex, gemini, claude, opencode, antigravity
+                  Ready when their CLI is on PATH (its version is shown; antigravity's
+                  is agy, checked against its documentation, never run by this package).
   ollama          Ready when its server answers GET <host>/api/tags, whether or not the
                   ollama binary is installed; the host comes from OLLAMA_HOST (default
                   http://localhost:11434). Says when no model is set: Ollama needs one.

@@ -283,7 +283,7 @@ export function registerBackend(backend: Backend): void {
   trampolines.set(name, trampoline)
 }
 
-/** Drops every backend registered from JS and restores the five built-ins. */
+/** Drops every backend registered from JS and restores the six built-ins. */
 export function resetRegistry(): void {
   scope().resetRegistry()
   trampolines.clear()

@@ -31,6 +31,8 @@ export interface BackendReport {
   verifiedVersion?: string
   /** Said when the installed version is outside the verified range (its minor series, from the verified version up). */
   drift?: string
+  /** Said of a backend whose CLI was never run by this package (antigravity): what it was checked against instead. */
+  documented?: string
   /** The CLI backends' sign-in state. */
   signIn?: SignIn
   /** What went wrong checking it (a `--version` that failed or did not answer). */

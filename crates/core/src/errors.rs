@@ -134,6 +134,8 @@ pub enum BackendFailureKind {
     Failed,
     NoOutput,
     OutputTooLarge,
+    /// The envelope is larger than the backend can be given (antigravity's one argument).
+    PromptTooLarge,
 }
 
 impl BackendFailureKind {
@@ -143,7 +145,9 @@ impl BackendFailureKind {
             BackendFailureKind::Timeout | BackendFailureKind::Stalled => ErrorCode::BackendTimeout,
             BackendFailureKind::Failed => ErrorCode::BackendFailed,
             BackendFailureKind::NoOutput => ErrorCode::BackendNoOutput,
-            BackendFailureKind::OutputTooLarge => ErrorCode::TooLarge,
+            BackendFailureKind::OutputTooLarge | BackendFailureKind::PromptTooLarge => {
+                ErrorCode::TooLarge
+            }
         }
     }
 }

@@ -33,7 +33,7 @@ pub enum Reason {
     Timeout,
     /// The backend is not installed, or cannot be started.
     NotInstalled,
-    /// It answered nothing, or more than the limit.
+    /// It answered nothing, or more than the limit (or could not be given a prompt this large).
     Output,
     /// It failed for another reason (an exit status, an error of its own).
     Crashed,
@@ -89,7 +89,9 @@ pub fn reason_of(kind: BackendFailureKind, words: &str) -> Reason {
     match kind {
         BackendFailureKind::Timeout => Reason::Timeout,
         BackendFailureKind::Stalled => Reason::Stalled,
-        BackendFailureKind::NoOutput | BackendFailureKind::OutputTooLarge => Reason::Output,
+        BackendFailureKind::NoOutput
+        | BackendFailureKind::OutputTooLarge
+        | BackendFailureKind::PromptTooLarge => Reason::Output,
         BackendFailureKind::Unavailable => match said(&words.to_ascii_lowercase(), NETWORK) {
             // Ollama's server not reachable.
             true => Reason::Network,
@@ -207,6 +209,10 @@ const NETWORK: &[&str] = &[
     "socket connection was closed",
 ];
 
+/// A CLI that stopped itself at its own time limit: agy's `--print-timeout` (the words
+/// upstream phone-a-friend matches).
+const OWN_TIMEOUT: &[&str] = &["print timeout after"];
+
 /// Whether `lower` (words in lowercase) holds any of `texts` (all lowercase).
 fn said(lower: &str, texts: &[&str]) -> bool {
     texts.iter().any(|text| lower.contains(text))
@@ -232,6 +238,8 @@ fn reason_of_words(words: &str) -> Reason {
         Reason::RateLimit
     } else if said(&lower, NETWORK) {
         Reason::Network
+    } else if said(&lower, OWN_TIMEOUT) {
+        Reason::Timeout
     } else {
         Reason::Crashed
     }

@@ -17,8 +17,10 @@ pub enum Reach {
 
 #[derive(Debug)]
 pub struct Builtin {
-    /// The name a relay asks for; also the executable of its CLI.
+    /// The name a relay asks for.
     pub name: &'static str,
+    /// The executable of its CLI, found on the `PATH` (antigravity's is `agy`).
+    pub executable: &'static str,
     /// What it is, for people.
     pub what: &'static str,
     pub reach: Reach,
@@ -36,6 +38,9 @@ pub struct Builtin {
     /// version's minor series from it up ([`Builtin::verified_range`]): the CLIs change flags
     /// between minor versions (docs/BACKENDS.md, "Versions").
     pub verified_version: Option<&'static str>,
+    /// The version of its CLI whose documentation the code was checked against, for a CLI
+    /// never run here (antigravity: docs/BACKENDS.md, "antigravity"); `None` for the others.
+    pub documented_version: Option<&'static str>,
     /// Who makes the model behind it: the MCP server's default friend is of another maker than
     /// the agent that called it (docs/MCP.md, "The default friend").
     pub maker: &'static str,
@@ -59,6 +64,7 @@ impl Builtin {
 
 pub const CODEX: Builtin = Builtin {
     name: "codex",
+    executable: "codex",
     what: "OpenAI's Codex CLI",
     reach: Reach::Cli,
     npm_package: Some("@openai/codex"),
@@ -66,12 +72,14 @@ pub const CODEX: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "run `codex login`, or export CODEX_API_KEY=…",
     verified_version: Some("0.169.0"),
+    documented_version: None,
     maker: "OpenAI",
     mcp_client_names: &["codex-mcp-client"],
 };
 
 pub const GEMINI: Builtin = Builtin {
     name: "gemini",
+    executable: "gemini",
     what: "Google's Gemini CLI",
     reach: Reach::Cli,
     npm_package: Some("@google/gemini-cli"),
@@ -79,12 +87,14 @@ pub const GEMINI: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "export GEMINI_API_KEY=… (with \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}} in ~/.gemini/settings.json), or run `gemini` once and sign in with Google",
     verified_version: Some("0.61.0"),
+    documented_version: None,
     maker: "Google",
     mcp_client_names: &["gemini-cli-mcp-client"],
 };
 
 pub const CLAUDE: Builtin = Builtin {
     name: "claude",
+    executable: "claude",
     what: "Anthropic's Claude Code CLI",
     reach: Reach::Cli,
     npm_package: Some("@anthropic-ai/claude-code"),
@@ -92,12 +102,14 @@ pub const CLAUDE: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "export ANTHROPIC_API_KEY=…, or run `claude` and sign in with /login",
     verified_version: Some("2.1.330"),
+    documented_version: None,
     maker: "Anthropic",
     mcp_client_names: &["claude-code"],
 };
 
 pub const OPENCODE: Builtin = Builtin {
     name: "opencode",
+    executable: "opencode",
     what: "the opencode CLI",
     reach: Reach::Cli,
     npm_package: Some("opencode-ai"),
@@ -105,12 +117,14 @@ pub const OPENCODE: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "run `opencode auth login`, or export a provider's key (e.g. ANTHROPIC_API_KEY=…)",
     verified_version: Some("1.18.33"),
+    documented_version: None,
     maker: "opencode",
     mcp_client_names: &["opencode"],
 };
 
 pub const OLLAMA: Builtin = Builtin {
     name: "ollama",
+    executable: "ollama",
     what: "an Ollama server",
     reach: Reach::Server,
     npm_package: None,
@@ -118,12 +132,31 @@ pub const OLLAMA: Builtin = Builtin {
     sandboxes: &SANDBOX_MODES,
     sign_in: "",
     verified_version: None,
+    documented_version: None,
     maker: "Ollama",
     mcp_client_names: &[],
 };
 
+/// Google's Antigravity CLI: built from its documentation and upstream's code, never run here
+/// (no registry this project reaches has it); its install is a script, so the install text is
+/// the documentation's page that gives it.
+pub const ANTIGRAVITY: Builtin = Builtin {
+    name: "antigravity",
+    executable: "agy",
+    what: "Google's Antigravity CLI (agy)",
+    reach: Reach::Cli,
+    npm_package: None,
+    install: "https://antigravity.google/docs/cli/install",
+    sandboxes: &["read-only"],
+    sign_in: "run `agy` once in a terminal and sign in with Google",
+    verified_version: None,
+    documented_version: Some("1.1.23"),
+    maker: "Google",
+    mcp_client_names: &[],
+};
+
 /// Every built-in backend, in the order the documentation and `doctor` name them.
-pub const BUILTINS: [&Builtin; 5] = [&CODEX, &GEMINI, &CLAUDE, &OPENCODE, &OLLAMA];
+pub const BUILTINS: [&Builtin; 6] = [&CODEX, &GEMINI, &CLAUDE, &OPENCODE, &ANTIGRAVITY, &OLLAMA];
 
 /// The names of `backends` in a sentence: `a, b and c` (`conjunction` = "and").
 pub fn listed<'a>(backends: impl IntoIterator<Item = &'a Builtin>, conjunction: &str) -> String {
@@ -192,7 +225,17 @@ mod tests {
                     assert!(backend.verified_version.is_some(), "{}", backend.name);
                     assert!(backend.verified_range().is_some(), "{}", backend.name);
                 }
-                None => assert!(backend.install.starts_with("https://")),
+                // Not from npm: where to get it, a page people read (never a command to pipe
+                // into a shell).
+                None => assert!(
+                    backend.install.starts_with("https://") && !backend.install.contains(' '),
+                    "{}",
+                    backend.name
+                ),
+            }
+            // A CLI never run here says which documentation it was checked against instead.
+            if backend.reach == Reach::Cli && backend.verified_version.is_none() {
+                assert!(backend.documented_version.is_some(), "{}", backend.name);
             }
         }
     }
@@ -201,9 +244,12 @@ mod tests {
     fn lists_names_in_a_sentence() {
         assert_eq!(
             listed(BUILTINS, "or"),
-            "codex, gemini, claude, opencode or ollama"
+            "codex, gemini, claude, opencode, antigravity or ollama"
         );
-        assert_eq!(listed(clis(), "and"), "codex, gemini, claude and opencode");
+        assert_eq!(
+            listed(clis(), "and"),
+            "codex, gemini, claude, opencode and antigravity"
+        );
         assert_eq!(listed([&OLLAMA], "or"), "ollama");
         assert_eq!(listed([], "or"), "");
     }

@@ -1,6 +1,6 @@
 //! One run of a CLI backend that answers through its stdout events (gemini, claude, opencode,
-//! docs/BACKENDS.md): find the CLI, run it with the envelope on stdin and the repository as its
-//! working directory, read its events as they come, then make an answer or a failure of how it
+//! antigravity, docs/BACKENDS.md): find the CLI, run it with the envelope on stdin (antigravity:
+//! in its argv, which it alone needs) and the repository as its working directory, read its events as they come, then make an answer or a failure of how it
 //! ended. Each CLI supplies only what differs: a [`Cli`] and its [`CliEvents`].
 
 use std::ffi::OsString;
@@ -23,8 +23,8 @@ use crate::usage::Reported;
 
 /// What one of these CLIs is, beyond the run they share.
 pub(crate) trait Cli: 'static {
-    /// Its row in the built-ins' table: its name (also its executable and how messages name
-    /// it), how to install it, its sandbox modes.
+    /// Its row in the built-ins' table: its name, its executable (how messages name it), how
+    /// to install it, its sandbox modes.
     const BUILTIN: &'static Builtin;
     /// How it continues a conversation (docs/CONTRACT.md §12).
     const RESUME: ResumeStrategy;
@@ -34,8 +34,22 @@ pub(crate) trait Cli: 'static {
     /// Reads its stdout.
     type Events: CliEvents;
 
-    /// Its arguments; the envelope goes on stdin.
+    /// Whether the envelope goes on its stdin; `false`: [`Cli::args`] carries it, stdin is
+    /// empty (docs/CONTRACT.md §8: only for a CLI that reads no prompt from stdin).
+    const ENVELOPE_ON_STDIN: bool = true;
+
+    /// Its arguments.
     fn args(request: &RunRequest) -> Vec<OsString>;
+
+    /// Why it cannot take `request`, said before it is looked for or started.
+    fn refusal(_request: &RunRequest) -> Option<BackendFailure> {
+        None
+    }
+
+    /// `failure` with what this CLI's known pitfalls say about it.
+    fn explained(failure: BackendFailure) -> BackendFailure {
+        failure
+    }
 
     /// Its environment, made from the relay's; `remaining` is what the call has left.
     fn child_env(env: Env, _sandbox: &str, _remaining: Duration) -> Env {
@@ -106,25 +120,33 @@ impl<C: Cli> Backend for CliBackend<C> {
             &request.terms.sandbox,
             request.terms.deadline.remaining(),
         );
-        label::<C>().plan(C::args(request), &request.terms.repo_path, env, true)
+        label::<C>().plan(
+            C::args(request),
+            &request.terms.repo_path,
+            env,
+            C::ENVELOPE_ON_STDIN,
+        )
     }
 }
 
 /// These CLIs' messages name them by their executable.
 fn label<C: Cli>() -> CliLabel<'static> {
     CliLabel {
-        program: C::BUILTIN.name,
-        command: C::BUILTIN.name,
+        program: C::BUILTIN.executable,
+        command: C::BUILTIN.executable,
         backend: C::BUILTIN,
     }
 }
 
 async fn run<C: Cli>(request: RunRequest, cancel: CancellationToken) -> BackendResult {
+    if let Some(refusal) = C::refusal(&request) {
+        return Err(refusal);
+    }
     let label = label::<C>();
     let program = label.locate(&request.terms.env)?;
     run_found::<C>(request, program.clone(), &cancel)
         .await
-        .map_err(|failure| label.explained(failure, &program))
+        .map_err(|failure| label.explained(C::explained(failure), &program))
 }
 
 /// [`run`], once the CLI is found at `program`.
@@ -136,12 +158,17 @@ async fn run_found<C: Cli>(
     let label = label::<C>();
     // One reading serves the child's environment and its timeout alike.
     let remaining = request.terms.deadline.remaining();
+    let args = C::args(&request);
+    let stdin = match C::ENVELOPE_ON_STDIN {
+        true => StdinSource::Bytes(request.prompt.into_bytes()),
+        false => StdinSource::Null,
+    };
     let spec = ProcessSpec {
         program,
-        args: C::args(&request),
+        args,
         cwd: request.terms.repo_path.into(),
         env: C::child_env(request.terms.env, &request.terms.sandbox, remaining),
-        stdin: StdinSource::Bytes(request.prompt.into_bytes()),
+        stdin,
         timeout: remaining,
         output_limit: MAX_OUTPUT_BYTES,
         remove_on_stop: Vec::new(),

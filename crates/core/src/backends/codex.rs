@@ -34,13 +34,13 @@ use crate::text::js_trim;
 use crate::usage::{count, Usage};
 
 const EXEC: CliLabel<'static> = CliLabel {
-    program: builtin::CODEX.name,
+    program: builtin::CODEX.executable,
     command: "codex exec",
     backend: &builtin::CODEX,
 };
 
 const EXEC_REVIEW: CliLabel<'static> = CliLabel {
-    program: builtin::CODEX.name,
+    program: builtin::CODEX.executable,
     command: "codex exec review",
     backend: &builtin::CODEX,
 };

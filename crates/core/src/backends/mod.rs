@@ -1,4 +1,5 @@
-//! The built-in backends: codex, gemini, claude, opencode and ollama (see [`builtin`]).
+//! The built-in backends: codex, gemini, claude, opencode, antigravity and ollama (see
+//! [`builtin`]).
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use crate::env::Env;
 use crate::subprocess::find_executable;
 use cli_runner::CliBackend;
 
+pub mod antigravity;
 pub mod builtin;
 pub mod claude;
 mod cli;
@@ -30,10 +32,14 @@ pub fn builtins() -> Vec<Arc<dyn Backend>> {
         Arc::new(ollama::OllamaBackend::default()),
         Arc::new(CliBackend::<claude::Claude>::default()),
         Arc::new(CliBackend::<opencode::Opencode>::default()),
+        Arc::new(CliBackend::<antigravity::Antigravity>::default()),
     ]
 }
 
 /// Whether each built-in backend's CLI is on the PATH of `env`, in the table's order.
 pub fn installed_clis(env: &Env) -> [(&'static str, bool); builtin::BUILTINS.len()] {
-    builtin::BUILTINS.map(|backend| (backend.name, find_executable(backend.name, env).is_some()))
+    builtin::BUILTINS.map(|backend| {
+        let found = find_executable(backend.executable, env).is_some();
+        (backend.name, found)
+    })
 }

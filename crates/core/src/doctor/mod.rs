@@ -58,6 +58,9 @@ pub struct BackendReport {
     /// Said when the installed version is outside the verified range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<String>,
+    /// Said of a backend whose CLI was never run here: what it was checked against instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documented: Option<String>,
     /// Whether its CLI is signed in, as far as a cheap offline check tells.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sign_in: Option<SignIn>,
@@ -88,6 +91,7 @@ impl BackendReport {
             version: None,
             verified_version: backend.verified_version.map(String::from),
             drift: None,
+            documented: documented(backend),
             sign_in: None,
             problem: None,
             install: None,
@@ -96,6 +100,16 @@ impl BackendReport {
             models: None,
         }
     }
+}
+
+/// What `backend` was checked against when its CLI was not (docs/BACKENDS.md, "antigravity").
+fn documented(backend: &Builtin) -> Option<String> {
+    let version = backend.documented_version?;
+    Some(format!(
+        "not verified against a real {cli}: checked against the documentation of {cli} {version} \
+         and upstream phone-a-friend's code (docs/BACKENDS.md)",
+        cli = backend.executable
+    ))
 }
 
 impl BackendReport {
@@ -206,13 +220,13 @@ pub(crate) fn stopped(command: &str, error: &ProcessError) -> String {
 
 async fn cli(backend: &Builtin, checks: &Checks<'_>) -> BackendReport {
     let mut report = BackendReport::named(backend);
-    let Some(program) = find_executable(backend.name, checks.env) else {
+    let Some(program) = find_executable(backend.executable, checks.env) else {
         report.install = Some(backend.install.into());
         return report;
     };
     report.found = true;
     report.path = Some(program.to_string_lossy().into_owned());
-    let command = format!("{} --version", backend.name);
+    let command = format!("{} --version", backend.executable);
     let (version, sign_in) = tokio::join!(
         checks.run(&program, &["--version"]),
         sign_in::check(backend, &program, checks)
@@ -284,7 +298,7 @@ async fn server(backend: &Builtin, checks: &Checks<'_>, model: Option<&str>) -> 
     let ollama_host = crate::env::var(checks.env, "OLLAMA_HOST");
     let probed = probe_ollama(&ollama_host::request_url(ollama_host), checks.cancel).await;
     let mut report = BackendReport::named(backend);
-    let path: Option<PathBuf> = find_executable(backend.name, checks.env);
+    let path: Option<PathBuf> = find_executable(backend.executable, checks.env);
     report.found = path.is_some();
     report.path = path.map(|path| path.to_string_lossy().into_owned());
     report.ready = probed.is_some();

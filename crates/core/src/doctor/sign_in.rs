@@ -73,6 +73,8 @@ pub(super) async fn check(
         "claude" => Some(claude(program, checks, hint).await),
         "opencode" => Some(opencode(program, checks, hint).await),
         "gemini" => Some(gemini(checks.env, hint)),
+        // Its sign-in lives in the OS keyring, which no offline check reads.
+        "antigravity" => Some(SignIn::unknown(hint)),
         _ => None,
     }
 }

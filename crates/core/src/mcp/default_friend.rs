@@ -29,7 +29,7 @@ pub fn default_friend(client: Option<&str>, env: &Env) -> String {
     others.sort_by_key(|backend| backend.name != DEFAULT_BACKEND);
     let ready = others
         .iter()
-        .find(|backend| find_executable(backend.name, env).is_some());
+        .find(|backend| find_executable(backend.executable, env).is_some());
     ready
         .or(others.first())
         .map_or(DEFAULT_BACKEND, |backend| backend.name)

@@ -57,7 +57,7 @@ pub struct RelayRequest {
     /// path resolves against the caller's working directory, an empty one is that directory.
     #[serde(default)]
     pub repo_path: String,
-    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `ollama` or one passed to `registerBackend()`.
+    /// Backend name: `codex`, `gemini`, `claude`, `opencode`, `antigravity`, `ollama` or one passed to `registerBackend()`.
     /// @default 'codex'
     #[schemars(description = crate::backends::builtin::backend_option_description())]
     pub backend: Option<String>,
