@@ -159,11 +159,11 @@ describe('doctor, --version, --help', () => {
     expect(result.code).toBe(0)
     // The fakes' version is outside every verified range: doctor says so under each.
     const drift = (name: string, verified: string) =>
-      `           ${name} 1.2.3-fake is outside the versions this relay was verified with (${verified}, ${verified.replace(/\.\d+$/, '.x')}): its flags may have changed\n`
-    expect(result.stdout).toContain(`✓ codex    1.2.3-fake, signed in (API key configured - fake)\n${drift('codex', '0.169.0')}`)
-    expect(result.stdout).toContain(`✓ gemini   1.2.3-fake, signed in (gemini-api-key (GEMINI_API_KEY))\n${drift('gemini', '0.61.0')}`)
+      `              ${name} 1.2.3-fake is outside the versions this relay was verified with (${verified}, ${verified.replace(/\.\d+$/, '.x')}): its flags may have changed\n`
+    expect(result.stdout).toContain(`✓ codex       1.2.3-fake, signed in (API key configured - fake)\n${drift('codex', '0.169.0')}`)
+    expect(result.stdout).toContain(`✓ gemini      1.2.3-fake, signed in (gemini-api-key (GEMINI_API_KEY))\n${drift('gemini', '0.61.0')}`)
     expect(result.stdout).toContain(
-      '✗ ollama   server not reachable at http://127.0.0.1:9: install Ollama (https://ollama.com/download) and run `ollama serve`, or set OLLAMA_HOST to point elsewhere',
+      '✗ ollama      server not reachable at http://127.0.0.1:9: install Ollama (https://ollama.com/download) and run `ollama serve`, or set OLLAMA_HOST to point elsewhere',
     )
     const json = await runCli(['doctor', '--json'], { env: env({ PATH: tempDir(), OLLAMA_HOST: '127.0.0.1:9' }) })
     expect(json.code).toBe(1)
@@ -172,6 +172,13 @@ describe('doctor, --version, --help', () => {
       { name: 'gemini', ready: false, found: false, verifiedVersion: '0.61.0', install: 'npm install -g @google/gemini-cli' },
       { name: 'claude', ready: false, found: false, verifiedVersion: '2.1.330', install: 'npm install -g @anthropic-ai/claude-code' },
       { name: 'opencode', ready: false, found: false, verifiedVersion: '1.18.33', install: 'npm install -g opencode-ai' },
+      {
+        name: 'antigravity',
+        ready: false,
+        found: false,
+        documented: "not verified against a real agy: checked against the documentation of agy 1.1.23 and upstream phone-a-friend's code (docs/BACKENDS.md)",
+        install: 'https://antigravity.google/docs/cli/install',
+      },
       { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: 'http://127.0.0.1:9' },
     ])
   })

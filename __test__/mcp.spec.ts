@@ -90,6 +90,7 @@ describe('phone-a-friend mcp', () => {
       // Found or not as the test's PATH has them (npm test puts node_modules/.bin on it).
       ['claude', expect.any(Boolean)],
       ['opencode', expect.any(Boolean)],
+      ['antigravity', false],
       ['ollama', expect.any(Boolean)],
     ])
     expect(report.backends[0].path).toBe(`${suite.fake.bin}/codex`)
