@@ -437,6 +437,15 @@ export type OutcomeFailure = 'backend' | 'relay' | 'thrown' | 'invalid' | 'timeo
  */
 export declare function parseVerdict(text: string): string | NativeFailure
 
+/**
+ * The command line that starts the program `name`, looked up on the `PATH` of `env` (entries as
+ * `NativeCaller.env`'s; absent: this process's) as a relay looks a CLI up: the program, then
+ * the arguments that go before the caller's (an npm `.cmd` shim on Windows is the script it
+ * runs). `null` when none is found; an error for a program that cannot be run without a
+ * shell. For the CLI's `install`, which runs the hosts' own CLIs. Synchronous: a `PATH` walk.
+ */
+export declare function programCommandLine(name: string, env?: string | undefined | null): Array<string> | null
+
 export declare function pruneSessions(scope: RelayScope, olderThanDays: number, caller: NativeCaller): Promise<string[] | NativeFailure>
 
 /** A relay error's stable code (docs/CONTRACT.md §7). */

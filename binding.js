@@ -862,6 +862,7 @@ module.exports.ollamaBaseUrl = nativeBinding.ollamaBaseUrl
 module.exports.onProcessMainThread = nativeBinding.onProcessMainThread
 module.exports.OutcomeFailure = nativeBinding.OutcomeFailure
 module.exports.parseVerdict = nativeBinding.parseVerdict
+module.exports.programCommandLine = nativeBinding.programCommandLine
 module.exports.pruneSessions = nativeBinding.pruneSessions
 module.exports.RelayErrorCode = nativeBinding.RelayErrorCode
 module.exports.RelayErrorReason = nativeBinding.RelayErrorReason

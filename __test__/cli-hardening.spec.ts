@@ -399,7 +399,7 @@ describe('typos, help', () => {
   })
 
   it('an unknown backend or sandbox mode names the one meant, in its hint', async () => {
-    const supported = 'Supported: claude, codex, gemini, ollama, opencode'
+    const supported = 'Supported: antigravity, claude, codex, gemini, ollama, opencode'
     const one = await runCli(['--prompt', 'x', '--to', 'gemni'], { env: env(), cwd: repo.path })
     expect(one).toEqual({ code: 1, signal: null, stdout: '', stderr: `Error [ERR_UNSUPPORTED_BACKEND]: Unsupported relay backend: gemni. ${supported}\nHint: Did you mean gemini?\n` })
     const json = await runCli(['--prompt', 'x', '--to', 'opencdoe', '--json'], { env: env(), cwd: repo.path })
@@ -522,17 +522,19 @@ describe('doctor and Ollama', () => {
     expect(stub?.asked).toEqual(['GET /api/tags'])
     expect(result.code).toBe(0)
     expect(result.stdout).toBe(
-      // One column for every name, as wide as the longest (opencode).
-      '✗ codex    not found. Install it: npm install -g @openai/codex\n' +
-        '✗ gemini   not found. Install it: npm install -g @google/gemini-cli\n' +
-        '✗ claude   not found. Install it: npm install -g @anthropic-ai/claude-code\n' +
-        '✗ opencode not found. Install it: npm install -g opencode-ai\n' +
-        `✓ ollama   server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
-        '           no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
+      // One column for every name, as wide as the longest (antigravity).
+      '✗ codex       not found. Install it: npm install -g @openai/codex\n' +
+        '✗ gemini      not found. Install it: npm install -g @google/gemini-cli\n' +
+        '✗ claude      not found. Install it: npm install -g @anthropic-ai/claude-code\n' +
+        '✗ opencode    not found. Install it: npm install -g opencode-ai\n' +
+        '✗ antigravity not found. Install it: https://antigravity.google/docs/cli/install\n' +
+        "              not verified against a real agy: checked against the documentation of agy 1.1.23 and upstream phone-a-friend's code (docs/BACKENDS.md)\n" +
+        `✓ ollama      server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n` +
+        '              no model set: Ollama refuses a chat without one; pass --model <name> or set OLLAMA_MODEL (this server has llama3:latest, qwen2.5-coder:7b)\n',
     )
     const json = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path([]) })
     expect(json.code).toBe(0)
-    expect((JSON.parse(json.stdout) as { backends: unknown[] }).backends[4]).toEqual({
+    expect((JSON.parse(json.stdout) as { backends: unknown[] }).backends[5]).toEqual({
       name: 'ollama',
       ready: true,
       found: false,
@@ -545,14 +547,14 @@ describe('doctor and Ollama', () => {
     const host = await ollamaServer(['llama3:latest'])
     const fromEnv = await doctor([], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path(['codex', 'gemini']) })
     expect(fromEnv.code).toBe(0)
-    expect(fromEnv.stdout).toContain(`✓ ollama   server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n           model llama3\n`)
+    expect(fromEnv.stdout).toContain(`✓ ollama      server answers at http://${host} (set OLLAMA_HOST to point elsewhere)\n              model llama3\n`)
     const drift = (name: string, verified: string) =>
-      `           ${name} 9.9.9 is outside the versions this relay was verified with (${verified}, ${verified.replace(/\.\d+$/, '.x')}): its flags may have changed\n`
+      `              ${name} 9.9.9 is outside the versions this relay was verified with (${verified}, ${verified.replace(/\.\d+$/, '.x')}): its flags may have changed\n`
     expect(fromEnv.stdout).toContain(
-      `✓ codex    9.9.9, signed in (CODEX_API_KEY)\n${drift('codex', '0.169.0')}✓ gemini   9.9.9, signed in (gemini-api-key (GEMINI_API_KEY))\n${drift('gemini', '0.61.0')}`,
+      `✓ codex       9.9.9, signed in (CODEX_API_KEY)\n${drift('codex', '0.169.0')}✓ gemini      9.9.9, signed in (gemini-api-key (GEMINI_API_KEY))\n${drift('gemini', '0.61.0')}`,
     )
     const fromFlag = await doctor(['--model', 'mistral'], { OLLAMA_HOST: host, OLLAMA_MODEL: 'llama3', PATH: path([]) })
-    expect(fromFlag.stdout).toContain('           model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
+    expect(fromFlag.stdout).toContain('              model mistral is not on this server: `ollama pull mistral` (it has llama3:latest)\n')
   })
 
   it('no server: one ✗ line naming the host probed and OLLAMA_HOST; exit 1 when nothing else is ready', async () => {
@@ -560,7 +562,7 @@ describe('doctor and Ollama', () => {
     const installed = await doctor([], { OLLAMA_HOST: host, PATH: path(['ollama']) })
     expect(installed.code).toBe(1)
     expect(installed.stdout.split('\n').filter((line) => line.includes('ollama'))).toEqual([
-      `✗ ollama   server not reachable at http://${host}: start it with \`ollama serve\`, or set OLLAMA_HOST to point elsewhere`,
+      `✗ ollama      server not reachable at http://${host}: start it with \`ollama serve\`, or set OLLAMA_HOST to point elsewhere`,
     ])
     const missing = await doctor(['--json'], { OLLAMA_HOST: host, PATH: path(['codex']) })
     expect(missing.code).toBe(0) // codex is ready
@@ -578,6 +580,13 @@ describe('doctor and Ollama', () => {
       { name: 'gemini', ready: false, found: false, verifiedVersion: '0.61.0', install: 'npm install -g @google/gemini-cli' },
       { name: 'claude', ready: false, found: false, verifiedVersion: '2.1.330', install: 'npm install -g @anthropic-ai/claude-code' },
       { name: 'opencode', ready: false, found: false, verifiedVersion: '1.18.33', install: 'npm install -g opencode-ai' },
+      {
+        name: 'antigravity',
+        ready: false,
+        found: false,
+        documented: "not verified against a real agy: checked against the documentation of agy 1.1.23 and upstream phone-a-friend's code (docs/BACKENDS.md)",
+        install: 'https://antigravity.google/docs/cli/install',
+      },
       { name: 'ollama', ready: false, found: false, install: 'https://ollama.com/download', host: `http://${host}` },
     ])
   })

@@ -2,7 +2,7 @@
 // in throwaway homes: the host's own `mcp list`/`mcp get` shows the entry install wrote, a second
 // install changes nothing, `--dry-run` changes nothing, uninstall removes exactly our entry.
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -310,6 +310,10 @@ describe('doctor: the MCP hosts', () => {
     cpSync(join(ROOT, 'bin'), join(copy, 'bin'), { recursive: true })
     cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true })
     cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'))
+    // The addon beside it, as an installed package has it: install looks the hosts' CLIs up with it.
+    for (const file of readdirSync(ROOT).filter((name) => name === 'binding.js' || name === 'phone-a-friend-supervisor' || /^relay\..*\.node$/.test(name))) {
+      cpSync(join(ROOT, file), join(copy, file))
+    }
     symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'))
     return join(copy, 'bin', 'phone-a-friend.js')
   }

@@ -210,7 +210,7 @@ describe('the server process', () => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
     try {
-      await expect.poll(() => out, { timeout: 10_000 }).toContain('claude mcp add phone-a-friend')
+      await expect.poll(() => out, { timeout: 10_000 }).toContain('phone-a-friend install claude')
       // First of all it prints: before the server reads anything.
       expect(out).toMatch(/^phone-a-friend mcp: speaks MCP over stdin\/stdout, for an MCP client to start/)
       expect(out).toContain('phone-a-friend mcp --help')

@@ -179,6 +179,28 @@ pub fn check_backends() -> InstalledBackends {
     }
 }
 
+/// The command line that starts the program `name`, looked up on the `PATH` of `env` (entries as
+/// `NativeCaller.env`'s; absent: this process's) as a relay looks a CLI up: the program, then
+/// the arguments that go before the caller's (an npm `.cmd` shim on Windows is the script it
+/// runs). `null` when none is found; an error for a program that cannot be run without a
+/// shell. For the CLI's `install`, which runs the hosts' own CLIs. Synchronous: a `PATH` walk.
+#[napi]
+pub fn program_command_line(
+    name: String,
+    env: Option<String>,
+) -> napi::Result<Option<Vec<String>>> {
+    let env = caller_env(env.as_deref(), None);
+    let line = relay_core::subprocess::command_line(&name, &env).map_err(|error| {
+        napi::Error::from_reason(relay_core::secrets::mask_secrets(&error.to_string()).into_owned())
+    })?;
+    Ok(line.map(|parts| {
+        parts
+            .into_iter()
+            .map(|part| part.to_string_lossy().into_owned())
+            .collect()
+    }))
+}
+
 /// How the relay reaches a built-in backend.
 #[napi(string_enum = "lowercase")]
 pub enum BackendReach {

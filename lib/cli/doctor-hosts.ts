@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type { HostAdapter } from './host-adapter.js'
 import type { Place } from './host-config.js'
-import { findOnPath } from './host-process.js'
+import { commandLine } from './host-process.js'
 import { HOSTS } from './hosts.js'
 import { shellLine } from './printable.js'
 
@@ -32,7 +32,13 @@ export interface HostReport {
 
 /** Why `command args` would not start now, else undefined. */
 function unresolved(command: string, args: string[], env: NodeJS.ProcessEnv): string | undefined {
-  if (findOnPath(command, env) === undefined) return isAbsolute(command) ? `${command} is not an executable file` : `${command} is not on PATH`
+  let found: string[] | undefined
+  try {
+    found = commandLine(command, env)
+  } catch (error) {
+    return (error as Error).message
+  }
+  if (found === undefined) return isAbsolute(command) ? `${command} is not an executable file` : `${command} is not on PATH`
   const missing = args.find((arg) => isAbsolute(arg) && !existsSync(arg))
   return missing === undefined ? undefined : `${missing} does not exist (moved or uninstalled?)`
 }

@@ -2,7 +2,7 @@
 // always bounded by a time-out that kills it, its words kept short and printable for a message.
 import { execFile } from 'node:child_process'
 import { accessSync, constants, statSync } from 'node:fs'
-import { delimiter, isAbsolute, join } from 'node:path'
+import { isAbsolute } from 'node:path'
 import { HostError } from './host-error.js'
 import { printableLines } from './printable.js'
 
@@ -23,18 +23,20 @@ export function isExecutableFile(path: string): boolean {
   }
 }
 
-/** `program`'s absolute path: itself when absolute, else the first executable of that name on PATH. */
-export function findOnPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
-  if (isAbsolute(program)) return isExecutableFile(program) ? program : undefined
-  const extensions = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD').split(';') : ['']
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue
-    for (const extension of extensions) {
-      const candidate = join(dir, program + extension)
-      if (isExecutableFile(candidate)) return candidate
-    }
+/**
+ * The command line that starts `program`: itself when it is an absolute path to an executable
+ * file, else the program of that name on the PATH of `env` as a relay finds a CLI (the core's
+ * lookup, one for both: on Windows an npm `.cmd` shim becomes the script it runs, since a batch
+ * file cannot run without a shell). Undefined when there is none.
+ */
+export function commandLine(program: string, env: NodeJS.ProcessEnv): string[] | undefined {
+  if (isAbsolute(program)) return isExecutableFile(program) ? [program] : undefined
+  const core = require('../internal/core.js') as typeof import('../internal/core.js')
+  try {
+    return core.native.binding.programCommandLine(program, core.env.encodeEnv(env)) ?? undefined
+  } catch (error) {
+    throw new HostError(printableLines((error as Error).message), 'ERR_HOST_NOT_FOUND')
   }
-  return undefined
 }
 
 /** The end of what a host CLI said, at most WORDS_SHOWN characters, printable. */
@@ -45,8 +47,8 @@ function lastWords(stdout: string, stderr: string): string {
 }
 
 export interface HostRun {
-  /** The program's path, found on PATH. */
-  path: string
+  /** What starts the program (commandLine's), before `args`. */
+  command: string[]
   args: string[]
   cwd: string
   env: NodeJS.ProcessEnv
@@ -55,9 +57,10 @@ export interface HostRun {
 }
 
 /** Runs a host CLI to the end; its stdout, or a HostError saying what it said when it failed. */
-export function runHost({ path, args, cwd, env, host }: HostRun, timeoutMs = HOST_TIMEOUT_MS): Promise<string> {
+export function runHost({ command, args, cwd, env, host }: HostRun, timeoutMs = HOST_TIMEOUT_MS): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(path, args, { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, encoding: 'utf8', windowsHide: true }, (error, stdout, stderr) => {
+    const [program, ...leading] = command
+    const child = execFile(program, [...leading, ...args], { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, encoding: 'utf8', windowsHide: true }, (error, stdout, stderr) => {
       if (error === null) return resolve(stdout)
       const { killed, code } = error as { killed?: boolean; code?: unknown }
       if (killed) return reject(new HostError(`${host} did not finish within ${timeoutMs / 1000} s; it was stopped`, 'ERR_HOST_TIMEOUT'))

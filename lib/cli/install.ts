@@ -4,7 +4,7 @@
 import type { FoundEntry, HostAdapter, Step } from './host-adapter.js'
 import type { Place } from './host-config.js'
 import { HostError } from './host-error.js'
-import { findOnPath, runHost } from './host-process.js'
+import { commandLine, runHost } from './host-process.js'
 import { hostNamed, scopeOf } from './hosts.js'
 import { type McpEntry, mcpEntry, type Origin, SERVER_NAME, TOOL_TIMEOUT_MS } from './mcp-entry.js'
 import { printable, printableJson, shellLine } from './printable.js'
@@ -46,16 +46,16 @@ function viaLine(entry: McpEntry, origin: Origin): string {
 
 /** Runs the steps in order, each host CLI found on PATH before any step runs. */
 async function runSteps(host: HostAdapter, steps: Step[], place: Place): Promise<void> {
-  const paths = new Map<string, string>()
+  const commands = new Map<string, string[]>()
   for (const step of steps) {
-    if (step.kind !== 'run' || paths.has(step.program)) continue
-    const path = findOnPath(step.program, place.env)
-    if (path === undefined) throw new HostError(`${step.program} (${host.name}) is not on PATH`, 'ERR_HOST_NOT_FOUND', `Install it: ${host.install}`)
-    paths.set(step.program, path)
+    if (step.kind !== 'run' || commands.has(step.program)) continue
+    const command = commandLine(step.program, place.env)
+    if (command === undefined) throw new HostError(`${step.program} (${host.name}) is not on PATH`, 'ERR_HOST_NOT_FOUND', `Install it: ${host.install}`)
+    commands.set(step.program, command)
   }
   for (const step of steps) {
     if (step.kind === 'edit') step.apply()
-    else await runHost({ path: paths.get(step.program) as string, args: step.args, cwd: place.cwd, env: place.env, host: step.program })
+    else await runHost({ command: commands.get(step.program) as string[], args: step.args, cwd: place.cwd, env: place.env, host: step.program })
   }
 }
 

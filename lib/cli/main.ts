@@ -666,7 +666,7 @@ function printUsageError(error: UsageError, json: boolean, argv: string[]): void
 }
 
 const MCP_ON_A_TERMINAL = `phone-a-friend mcp: speaks MCP over stdin/stdout, for an MCP client to start; Ctrl-D ends it.
-Add it to one: claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp (others: phone-a-friend mcp --help)
+Add it to one: npx -p @phone-a-friend/relay phone-a-friend install claude (or codex, gemini, opencode; by hand: phone-a-friend mcp --help)
 `
 
 /** The server's failure when stdin closed before the client's `initialize` request. */

@@ -140,7 +140,9 @@ backends (which are ready). repoPath defaults to the directory the server was st
 The answer streams as progress notifications when the client asks for progress;
 notifications/cancelled stops the backend. The server ends when its client closes stdin.
 
-A relay can take minutes: each config gives the client's tool-call timeout room (15 minutes).
+Add it to an agent host with \`phone-a-friend install <claude|codex|gemini|opencode>\` (see
+phone-a-friend install --help), or by hand. A relay can take minutes: each config gives the
+client's tool-call timeout room (15 minutes).
 
   Claude Code:  claude mcp add phone-a-friend -- npx -y @phone-a-friend/relay mcp
                 and run claude with MCP_TOOL_TIMEOUT=900000 (milliseconds)

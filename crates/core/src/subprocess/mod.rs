@@ -50,6 +50,22 @@ use windows as os;
 
 pub use find::{find_executable, find_program};
 
+/// The command line that starts `name`, found on the `PATH` of `env`, as a relay starts a CLI:
+/// the program and the arguments that go before the caller's (on Windows an npm `.cmd` shim is
+/// the node script it starts, `cmd_shim.rs`; another batch file is refused). `None` when no
+/// program of that name is found. For the CLI's `install`, which runs the hosts' own CLIs.
+pub fn command_line(name: &str, env: &Env) -> Result<Option<Vec<OsString>>, ProcessError> {
+    let Ok(program) = find_program(name, env) else {
+        return Ok(None);
+    };
+    let (program, leading_args) = os::runnable(&program, Some(env))?;
+    Ok(Some(
+        std::iter::once(program.into_os_string())
+            .chain(leading_args)
+            .collect(),
+    ))
+}
+
 /// How long the pipes are still read once the child has exited, having had its tree stopped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 64 * 1024;

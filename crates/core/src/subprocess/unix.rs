@@ -304,3 +304,12 @@ impl Drop for ChildGuard {
         self.request_stop();
     }
 }
+
+/// The program to start for `program` and the arguments that go before the caller's: itself,
+/// as the OS runs any executable file (Windows needs more: `windows.rs`).
+pub(super) fn runnable(
+    program: &std::path::Path,
+    _env: Option<&Env>,
+) -> Result<(std::path::PathBuf, Vec<std::ffi::OsString>), ProcessError> {
+    Ok((program.to_path_buf(), Vec::new()))
+}

@@ -186,7 +186,10 @@ pub(super) fn is_a_directory_error() -> io::Error {
 pub(super) fn set_pipe_capacity(_pipe: &ChildStdout, _bytes: usize) {}
 
 /// The program to start for `program` and the arguments that go before the caller's.
-fn runnable(program: &Path, env: Option<&Env>) -> Result<(PathBuf, Vec<OsString>), ProcessError> {
+pub(super) fn runnable(
+    program: &Path,
+    env: Option<&Env>,
+) -> Result<(PathBuf, Vec<OsString>), ProcessError> {
     let batch = windows_ending(program)
         .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"));
     if !batch {
