@@ -620,7 +620,7 @@ describe('backend names with odd characters', () => {
   const ODD = ['', ' ', 'two words', 'bäckend', 'ｃｏｄｅｘ', '🤖', '../x', '../../bin/sh', 'CODEX', 'codex ', 'a\0b', '\u200Bcodex']
 
   it.each(ODD)('%j is ERR_UNSUPPORTED_BACKEND listing the names, for relay() and reviewRelay()', async (backend) => {
-    const message = `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, mock, ollama, opencode`
+    const message = `Unsupported relay backend: ${backend}. Supported: antigravity, claude, codex, gemini, mock, ollama, opencode`
     await expectRelayError(callRelay({ prompt: 'p', repoPath: repo.path, backend }), 'ERR_UNSUPPORTED_BACKEND', message)
     await expectRelayError(callReview({ repoPath: repo.path, backend }), 'ERR_UNSUPPORTED_BACKEND', message)
     expect(mock.runs).toHaveLength(0)
@@ -632,7 +632,7 @@ describe('backend names with odd characters', () => {
     await expectRelayError(
       callRelay({ prompt: 'p', repoPath: repo.path, backend: '🤖 ' }),
       'ERR_UNSUPPORTED_BACKEND',
-      'Unsupported relay backend: 🤖 . Supported:  , ../x, claude, codex, gemini, mock, ollama, opencode, two words, 🤖, ｚ',
+      'Unsupported relay backend: 🤖 . Supported:  , ../x, antigravity, claude, codex, gemini, mock, ollama, opencode, two words, 🤖, ｚ',
     )
     expect(thrownBy(() => registerBackend(new MockBackend('')))).toMatchObject({
       name: 'TypeError',
@@ -780,7 +780,7 @@ describe('the CLI, for a representative subset', () => {
     ['CODEX', 'Did you mean codex?'],
   ])('--to %j is ERR_UNSUPPORTED_BACKEND listing the built-ins', async (backend, hint) => {
     expect(await cli(['--prompt', 'p', '--repo', repo.path, '--to', backend])).toEqual(
-      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: claude, codex, gemini, ollama, opencode`, undefined, hint === '' ? undefined : hint),
+      failed('ERR_UNSUPPORTED_BACKEND', `Unsupported relay backend: ${backend}. Supported: antigravity, claude, codex, gemini, ollama, opencode`, undefined, hint === '' ? undefined : hint),
     )
   })
 

@@ -86,7 +86,7 @@ describe('order of checks and their messages', () => {
     const error = await relayError(relay({ prompt: 'p', repoPath: repo.path, backend: 'nope', sandbox: 'bogus' as never }))
     expect(error).toMatchObject({
       code: 'ERR_UNSUPPORTED_BACKEND',
-      message: 'Unsupported relay backend: nope. Supported: Zeta, claude, codex, gemini, mock, ollama, opencode',
+      message: 'Unsupported relay backend: nope. Supported: Zeta, antigravity, claude, codex, gemini, mock, ollama, opencode',
     })
   })
 

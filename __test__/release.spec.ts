@@ -134,7 +134,10 @@ beforeAll(async () => {
   ;[registry] = await Promise.all([startRegistry(), ok(process.execPath, [join(ROOT, 'scripts', 'release-assemble.mjs'), '--out', stage], ROOT)])
   await addUser()
   const platformDirs = readdirSync(join(stage, 'npm')).map((dir) => join(stage, 'npm', dir))
-  // The platform packages first, then the main package that depends on them.
+  // The package's runtime dependencies as npm has them (the registry has no uplink), each from its
+  // tarball in node_modules; then the platform packages, then the main package that depends on them.
+  const dependencies = Object.keys((PKG as { dependencies?: Record<string, string> }).dependencies ?? {})
+  for (const dependency of dependencies) await ok('npm', ['publish', join(ROOT, 'node_modules', dependency), '--ignore-scripts', '--provenance=false', '--registry', registry], work)
   for (const dir of [...platformDirs, stage]) await ok('npm', ['publish', dir, '--registry', registry], work)
 }, 120_000)
 
