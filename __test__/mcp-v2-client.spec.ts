@@ -3,14 +3,13 @@
 // { mode: 'auto' }` against the real server process and fake backend CLIs; its tasks through the
 // extension's own client (@modelcontextprotocol/ext-tasks); the v1 SDK on the same server; and
 // the revision's behaviours as raw JSON-RPC lines on the server's stdio.
-import { spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client, type JSONRPCMessage } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { FakeMode } from './support/fake-cli.js'
-import { mcpServerSuite } from './support/mcp-server.js'
+import { mcpServerSuite, startServerProcess } from './support/mcp-server.js'
 import { processesWithEnv } from './support/processes.js'
 import { CLI } from './support/run-cli.js'
 
@@ -208,13 +207,9 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
 
   /** Starts `phone-a-friend mcp` by hand: newline-delimited JSON on its stdin and stdout. */
   function start(mode: FakeMode) {
-    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: suite.repo.path, env: suite.env(mode), stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-    const lines = (): Line[] => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line)
+    const server = startServerProcess(suite, mode)
+    const { child, exited } = server
+    const lines = (): Line[] => server.lines<Line>()
     let next = 1
     /** Sends a request with the revision's per-request _meta (`capabilities` its client's); resolves with its answer. */
     const request = async (method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> | null = {}): Promise<Line> => {
@@ -228,7 +223,7 @@ describe('2026-07-28 as raw JSON-RPC lines', () => {
       child.stdin.end()
       return exited
     }
-    return { lines, request, stop, stderr: () => stderr }
+    return { lines, request, stop, stderr: server.stderr }
   }
   const EXTENSION = { extensions: { [TASKS]: {} } }
 

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { FakeMode } from './support/fake-cli.js'
-import { mcpServerSuite } from './support/mcp-server.js'
+import { mcpServerSuite, startServerProcess } from './support/mcp-server.js'
 import { startOllamaStub } from './support/ollama-stub.js'
 import { processesWithEnv } from './support/processes.js'
 import { CLI } from './support/run-cli.js'
@@ -172,18 +172,7 @@ describe('phone-a-friend mcp', () => {
 })
 
 describe('the server process', () => {
-  /** Starts `phone-a-friend mcp` by hand, to watch stdin, stdout and its exit. */
-  function start(mode: FakeMode) {
-    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: suite.repo.path, env: suite.env(mode), stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-    const send = (message: object): void => void child.stdin.write(`${JSON.stringify(message)}\n`)
-    const lines = (): Array<Record<string, unknown>> => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
-    return { child, send, lines, exited, stderr: () => stderr }
-  }
+  const start = (mode: FakeMode) => startServerProcess(suite, mode)
 
   const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }
 

@@ -67,6 +67,35 @@ impl Terms {
     }
 }
 
+#[cfg(test)]
+impl Terms {
+    /// A run's terms for the backends' unit tests: read-only in `repo_path`, nothing watched.
+    pub(crate) fn for_tests(
+        repo_path: &str,
+        timeout_seconds: f64,
+        env: Env,
+        model: Option<&str>,
+    ) -> Terms {
+        let timeout = Timeout::from_seconds(timeout_seconds).expect("valid timeout");
+        Terms {
+            repo_path: repo_path.into(),
+            timeout,
+            deadline: Deadline::starting_now(timeout, CancellationToken::new()),
+            sandbox: "read-only".into(),
+            model: model.map(String::from),
+            env,
+            schema: None,
+            prompt_limit: crate::limits::MAX_PROMPT_BYTES,
+            window: None,
+            progress: Progress::unwatched(),
+            report: RunReport::default(),
+            activity: Activity::unwatched(),
+            chunks: ChunkSink::discard(),
+            link: CallLink::default(),
+        }
+    }
+}
+
 /// What a backend is asked its model's context window with ([`Backend::model_window`]).
 pub struct WindowQuery {
     /// The model the call names, as the caller gave it.

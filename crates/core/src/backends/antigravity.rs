@@ -236,12 +236,10 @@ impl Cli for Antigravity {
 mod tests {
     use super::*;
 
-    use tokio_util::sync::CancellationToken;
 
     use crate::backend::{Backend, Plan, Terms};
     use crate::backends::cli::test_support::feed;
     use crate::backends::cli_runner::CliBackend;
-    use crate::deadline::{Deadline, Timeout};
     use crate::env::Env;
 
     /// What agy 1.1.8 printed with `--output-format json`, as its reporter quoted it
@@ -251,23 +249,7 @@ mod tests {
     const REPO: &str = "/tmp";
 
     fn request(prompt: &str, model: Option<&str>) -> RunRequest {
-        let timeout = Timeout::from_seconds(60.0).expect("valid timeout");
-        let terms = Terms {
-            repo_path: REPO.into(),
-            timeout,
-            deadline: Deadline::starting_now(timeout, CancellationToken::new()),
-            sandbox: "read-only".into(),
-            model: model.map(String::from),
-            env: Env::new(),
-            schema: None,
-            prompt_limit: crate::limits::MAX_PROMPT_BYTES,
-            window: None,
-            progress: crate::progress::Progress::unwatched(),
-            report: crate::usage::RunReport::default(),
-            activity: crate::activity::Activity::unwatched(),
-            chunks: crate::stream::ChunkSink::discard(),
-            link: crate::backend::CallLink::default(),
-        };
+        let terms = Terms::for_tests(REPO, 60.0, Env::new(), model);
         RunRequest {
             terms,
             prompt: prompt.into(),

@@ -493,23 +493,7 @@ mod tests {
     }
 
     fn terms(env: Env, timeout_seconds: f64) -> crate::backend::Terms {
-        let timeout = Timeout::from_seconds(timeout_seconds).expect("valid timeout");
-        crate::backend::Terms {
-            repo_path: "/tmp".into(),
-            timeout,
-            deadline: crate::deadline::Deadline::starting_now(timeout, CancellationToken::new()),
-            sandbox: "read-only".into(),
-            model: None,
-            env,
-            schema: None,
-            prompt_limit: crate::limits::MAX_PROMPT_BYTES,
-            window: None,
-            progress: crate::progress::Progress::unwatched(),
-            report: crate::usage::RunReport::default(),
-            activity: crate::activity::Activity::unwatched(),
-            chunks: crate::stream::ChunkSink::discard(),
-            link: crate::backend::CallLink::default(),
-        }
+        crate::backend::Terms::for_tests("/tmp", timeout_seconds, env, None)
     }
 
     async fn run(request: RunRequest) -> BackendResult {
