@@ -8,6 +8,7 @@ import { delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parse as parseToml } from 'smol-toml'
 import { mcpEntry } from '../lib/cli/mcp-entry.js'
+import { processesWithEnv } from './support/processes.js'
 import { CLI, runCli } from './support/run-cli.js'
 
 const ROOT = resolve(__dirname, '..')
@@ -351,4 +352,22 @@ describe('doctor: the MCP hosts', () => {
     expect(again.stdout).toContain(`Replaced phone-a-friend in codex (user scope, ${join(h.codexHome, 'config.toml')}): it ran ${process.execPath} ${moved} mcp, now ${process.execPath} ${CLI} mcp\n`)
     expect((await doctorHosts(h)).hosts[1]).toMatchObject({ name: 'codex', installs: [{ resolves: true }] })
   }, 120_000)
+})
+
+describe("a host's CLI that does not finish", () => {
+  it('is stopped at its time-out with ERR_HOST_TIMEOUT, and nothing of it is left running', async () => {
+    const { runHost } = await import('../lib/cli/host-process.js')
+    const dir = mkdtempSync(join(tmpdir(), 'paf-host-hang-'))
+    const mark = `PAF_HOST_HANG=${process.pid}-${Date.now()}`
+    try {
+      const script = join(dir, 'hang.js')
+      writeFileSync(script, 'setInterval(() => {}, 1000)\n')
+      const [key, value] = mark.split('=')
+      const run = runHost({ command: [process.execPath, script], args: ['mcp', 'add'], cwd: dir, env: { ...process.env, [key]: value }, host: 'claude' }, 300)
+      await expect(run).rejects.toMatchObject({ code: 'ERR_HOST_TIMEOUT', message: 'claude did not finish within 0.3 s; it was stopped' })
+      expect(processesWithEnv(mark)).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
