@@ -254,6 +254,12 @@ export interface InvocationStop {
 
 export declare function listSessions(scope: RelayScope, caller: NativeCaller): Promise<NativeSessionInfo[] | NativeFailure>
 
+/**
+ * `text` with the secrets the relay recognises masked (`crates/core/src/secrets.rs`, the one
+ * function for it), for what the CLI shows that it read from elsewhere (a host's config).
+ */
+export declare function maskSecrets(text: string): string
+
 export declare const MAX_CONTEXT_FILE_BYTES: number
 
 export declare const MAX_DIFF_BYTES: number

@@ -853,6 +853,7 @@ module.exports.DryRunKind = nativeBinding.DryRunKind
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.gitDiffBase = nativeBinding.gitDiffBase
 module.exports.listSessions = nativeBinding.listSessions
+module.exports.maskSecrets = nativeBinding.maskSecrets
 module.exports.MAX_CONTEXT_FILE_BYTES = nativeBinding.MAX_CONTEXT_FILE_BYTES
 module.exports.MAX_DIFF_BYTES = nativeBinding.MAX_DIFF_BYTES
 module.exports.MAX_OUTPUT_BYTES = nativeBinding.MAX_OUTPUT_BYTES

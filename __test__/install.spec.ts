@@ -371,3 +371,19 @@ describe("a host's CLI that does not finish", () => {
     }
   })
 })
+
+describe('what doctor shows of a host entry', () => {
+  it('masks a secret a hand-edited entry carries in its arguments', async () => {
+    const h = freshHome(`${NODE_DIR}${delimiter}/usr/bin${delimiter}/bin`)
+    const token = 'sk-proj-abcdefghijklmnopqrstuvwxyz123456'
+    mkdirSync(join(h.home, '.config', 'opencode'), { recursive: true })
+    writeFileSync(join(h.home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ mcp: { 'phone-a-friend': { type: 'local', command: [process.execPath, CLI, 'mcp', `--token=${token}`] } } }))
+    const json = await runCli(['doctor', '--json'], { env: h.env, cwd: h.project })
+    const text = await runCli(['doctor'], { env: h.env, cwd: h.project })
+    const hosts = (JSON.parse(json.stdout) as { hosts: Array<{ name: string; installs: Array<{ command: string[] }> }> }).hosts
+    expect(hosts.find((host) => host.name === 'opencode')?.installs[0]?.command).toEqual([process.execPath, CLI, 'mcp', '--token=********'])
+    expect(json.stdout).not.toContain(token)
+    expect(text.stdout).toContain('--token=********')
+    expect(text.stdout).not.toContain(token)
+  })
+})

@@ -179,6 +179,13 @@ pub fn check_backends() -> InstalledBackends {
     }
 }
 
+/// `text` with the secrets the relay recognises masked (`crates/core/src/secrets.rs`, the one
+/// function for it), for what the CLI shows that it read from elsewhere (a host's config).
+#[napi]
+pub fn mask_secrets(text: String) -> String {
+    relay_core::secrets::mask_secrets(&text).into_owned()
+}
+
 /// The command line that starts the program `name`, looked up on the `PATH` of `env` (entries as
 /// `NativeCaller.env`'s; absent: this process's) as a relay looks a CLI up: the program, then
 /// the arguments that go before the caller's (an npm `.cmd` shim on Windows is the script it

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type { HostAdapter } from './host-adapter.js'
 import type { Place } from './host-config.js'
-import { commandLine } from './host-process.js'
+import { commandLine, shownCommand } from './host-process.js'
 import { HOSTS } from './hosts.js'
 import { shellLine } from './printable.js'
 
@@ -52,7 +52,7 @@ function hostReport(host: HostAdapter, place: Place): HostReport | undefined {
       const found = host.find(scope, place)
       if (found === undefined) continue
       const problem = unresolved(found.command, found.args, place.env)
-      installs.push({ scope, config: found.path, command: [found.command, ...found.args], resolves: problem === undefined, ...(problem === undefined ? {} : { problem }) })
+      installs.push({ scope, config: found.path, command: shownCommand([found.command, ...found.args]), resolves: problem === undefined, ...(problem === undefined ? {} : { problem }) })
     }
   } catch (error) {
     return { name: host.name, installs, problem: (error as Error).message }

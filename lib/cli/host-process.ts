@@ -39,6 +39,15 @@ export function commandLine(program: string, env: NodeJS.ProcessEnv): string[] |
   }
 }
 
+/**
+ * A command read from a host's config, as shown: each part through the core's secret masking
+ * (docs/GUARANTEES.md, "Secrets"), since a hand-edited entry may carry a token in its arguments.
+ */
+export function shownCommand(parts: string[]): string[] {
+  const core = require('../internal/core.js') as typeof import('../internal/core.js')
+  return parts.map((part) => core.native.binding.maskSecrets(part))
+}
+
 /** The end of what a host CLI said, at most WORDS_SHOWN characters, printable. */
 function lastWords(stdout: string, stderr: string): string {
   const said = `${stderr.trim()}\n${stdout.trim()}`.trim()

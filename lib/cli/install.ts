@@ -4,7 +4,7 @@
 import type { FoundEntry, HostAdapter, Step } from './host-adapter.js'
 import type { Place } from './host-config.js'
 import { HostError } from './host-error.js'
-import { commandLine, runHost } from './host-process.js'
+import { commandLine, runHost, shownCommand } from './host-process.js'
 import { hostNamed, scopeOf } from './hosts.js'
 import { type McpEntry, mcpEntry, type Origin, SERVER_NAME, TOOL_TIMEOUT_MS } from './mcp-entry.js'
 import { printable, printableJson, shellLine } from './printable.js'
@@ -92,7 +92,7 @@ function report(outcome: Outcome, host: HostAdapter, scope: string, path: string
     case 'installed':
       return `Installed ${SERVER_NAME} in ${at}: ${command}\n${viaLine(entry, origin)}\n`
     case 'replaced':
-      return `Replaced ${SERVER_NAME} in ${at}: it ran ${shellLine([found?.command ?? '', ...(found?.args ?? [])])}, now ${command}\n${viaLine(entry, origin)}\n`
+      return `Replaced ${SERVER_NAME} in ${at}: it ran ${shellLine(shownCommand([found?.command ?? '', ...(found?.args ?? [])]))}, now ${command}\n${viaLine(entry, origin)}\n`
   }
 }
 
