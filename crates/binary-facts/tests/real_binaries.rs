@@ -20,12 +20,14 @@ int main(void) {
 }
 "#;
 
-fn work_dir() -> PathBuf {
+/// The folder for the binary `name` and its own copy of the program: tests run in parallel, and
+/// one shared source rewritten by one test while another compiles it linked an empty file once.
+fn work_dir(name: &str) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("binary-facts");
     std::fs::create_dir_all(&dir).expect("a folder under cargo's target tmpdir");
-    let source = dir.join("program.c");
+    let source = dir.join(format!("{name}.c"));
     std::fs::write(&source, PROGRAM).expect("the test program written");
-    dir
+    (dir, source)
 }
 
 fn zig() -> Option<PathBuf> {
@@ -36,13 +38,13 @@ fn zig() -> Option<PathBuf> {
 /// Compiles the program with `compiler` and `args` to `name`; None (and a line) if the compiler
 /// is not installed.
 fn compile(compiler: &Path, args: &[&str], name: &str) -> Option<Facts> {
-    let dir = work_dir();
+    let (dir, source) = work_dir(name);
     let out = dir.join(name);
     let status = match Command::new(compiler)
         .args(args)
         .arg("-o")
         .arg(&out)
-        .arg(dir.join("program.c"))
+        .arg(&source)
         .status()
     {
         Ok(status) => status,
@@ -61,12 +63,12 @@ fn zig_cc(target: &str, name: &str) -> Option<Facts> {
         println!("[no zig in target/platforms/bin (scripts/platforms/cross-setup.sh): skipped]");
         return None;
     };
-    let dir = work_dir();
+    let (dir, source) = work_dir(name);
     let out = dir.join(name);
     let status = Command::new(&zig)
         .args(["cc", "-target", target, "-o"])
         .arg(&out)
-        .arg(dir.join("program.c"))
+        .arg(&source)
         .status()
         .expect("zig runs");
     assert!(status.success(), "zig cc -target {target} failed");
@@ -198,8 +200,7 @@ fn a_function_the_old_glibc_lacks_fails() {
         println!("[no zig in target/platforms/bin (scripts/platforms/cross-setup.sh): skipped]");
         return;
     };
-    let dir = work_dir();
-    let source = dir.join("library.c");
+    let (dir, source) = work_dir("library");
     std::fs::write(
         &source,
         "#define _GNU_SOURCE\n#include <unistd.h>\nint napi_create_int32(void);\n\
