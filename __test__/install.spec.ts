@@ -3,9 +3,10 @@
 // install changes nothing, `--dry-run` changes nothing, uninstall removes exactly our entry.
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { parse as parseToml } from 'smol-toml'
 import { mcpEntry } from '../lib/cli/mcp-entry.js'
 import { processesWithEnv } from './support/processes.js'
@@ -355,17 +356,22 @@ describe('doctor: the MCP hosts', () => {
 })
 
 describe("a host's CLI that does not finish", () => {
-  it('is stopped at its time-out with ERR_HOST_TIMEOUT, and nothing of it is left running', async () => {
-    const { runHost } = await import('../lib/cli/host-process.js')
+  it('is stopped at its time-out with ERR_HOST_TIMEOUT, and nothing it started is left running', async () => {
+    // The built module: it reaches the addon through dist/internal/core.js, as the CLI does.
+    const { runHost } = createRequire(import.meta.url)('../dist/cli/host-process.js') as typeof import('../lib/cli/host-process.js')
     const dir = mkdtempSync(join(tmpdir(), 'paf-host-hang-'))
     const mark = `PAF_HOST_HANG=${process.pid}-${Date.now()}`
     try {
+      // The CLI starts a process of its own, which says it runs by writing its pid, and both hang.
+      const started = join(dir, 'grandchild.pid')
+      const grandchild = `require('node:fs').writeFileSync(${JSON.stringify(started)}, String(process.pid)); setInterval(() => {}, 1000)`
       const script = join(dir, 'hang.js')
-      writeFileSync(script, 'setInterval(() => {}, 1000)\n')
+      writeFileSync(script, `require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: 'ignore' })\nsetInterval(() => {}, 1000)\n`)
       const [key, value] = mark.split('=')
-      const run = runHost({ command: [process.execPath, script], args: ['mcp', 'add'], cwd: dir, env: { ...process.env, [key]: value }, host: 'claude' }, 300)
-      await expect(run).rejects.toMatchObject({ code: 'ERR_HOST_TIMEOUT', message: 'claude did not finish within 0.3 s; it was stopped' })
-      expect(processesWithEnv(mark)).toEqual([])
+      const run = runHost({ command: [process.execPath, script], args: ['mcp', 'add'], cwd: dir, env: { ...process.env, [key]: value }, host: 'claude' }, 3000)
+      await expect(run).rejects.toMatchObject({ code: 'ERR_HOST_TIMEOUT', message: 'claude did not finish within 3 s; it was stopped' })
+      expect(Number(readFileSync(started, 'utf8'))).toBeGreaterThan(0)
+      await vi.waitFor(() => expect(processesWithEnv(mark)).toEqual([]), { timeout: 3_000, interval: 20 })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -13,6 +13,7 @@ mod failure;
 mod invocation;
 mod js_backend;
 mod mcp;
+mod program;
 mod relay_all;
 mod scope;
 mod sessions;

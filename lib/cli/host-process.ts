@@ -1,6 +1,5 @@
 // Running a host's own CLI (`claude mcp add-json`, `codex mcp add`, …): never through a shell,
-// always bounded by a time-out that kills it, its words kept short and printable for a message.
-import { execFile } from 'node:child_process'
+// always bounded by a time-out that stops it and all it started, its words kept short and printable.
 import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { HostError } from './host-error.js'
@@ -8,6 +7,9 @@ import { printableLines } from './printable.js'
 
 /** A host CLI's `mcp add` or `remove` takes a few seconds (gemini about 5): a minute is plenty. */
 export const HOST_TIMEOUT_MS = 60_000
+
+/** Bytes kept of what a host CLI prints on each stream; the rest is counted and dropped. */
+const OUTPUT_KEPT = 1024 * 1024
 
 /** How much of what a failed host CLI said goes into the message. */
 const WORDS_SHOWN = 1000
@@ -65,18 +67,22 @@ export interface HostRun {
   host: string
 }
 
-/** Runs a host CLI to the end; its stdout, or a HostError saying what it said when it failed. */
-export function runHost({ command, args, cwd, env, host }: HostRun, timeoutMs = HOST_TIMEOUT_MS): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const [program, ...leading] = command
-    const child = execFile(program, [...leading, ...args], { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, encoding: 'utf8', windowsHide: true }, (error, stdout, stderr) => {
-      if (error === null) return resolve(stdout)
-      const { killed, code } = error as { killed?: boolean; code?: unknown }
-      if (killed) return reject(new HostError(`${host} did not finish within ${timeoutMs / 1000} s; it was stopped`, 'ERR_HOST_TIMEOUT'))
-      const status = typeof code === 'number' ? `exit ${code}` : error.message
-      const words = lastWords(stdout, stderr)
-      reject(new HostError(`${host} failed (${printableLines(status)})${words === '' ? '' : `: ${words}`}`, 'ERR_HOST_FAILED'))
-    })
-    child.stdin?.end() // a host CLI that asks something gets no answer rather than waiting
-  })
+/**
+ * Runs a host CLI to the end; its stdout, or a HostError saying what it said when it failed. The
+ * core's process runner runs it (`runProgram`), supervised as a backend is: past the time-out, or
+ * if this process dies, the CLI and everything it started are stopped.
+ */
+export async function runHost({ command, args, cwd, env, host }: HostRun, timeoutMs = HOST_TIMEOUT_MS): Promise<string> {
+  const core = require('../internal/core.js') as typeof import('../internal/core.js')
+  let run: Awaited<ReturnType<typeof core.native.binding.runProgram>>
+  try {
+    run = await core.native.binding.runProgram(core.native.scope(), { command, args, cwd, env: core.env.encodeEnv(env), timeoutMs, outputLimit: OUTPUT_KEPT })
+  } catch (error) {
+    throw new HostError(`${host} could not be started: ${printableLines((error as Error).message)}`, 'ERR_HOST_FAILED')
+  }
+  if (run.timedOut) throw new HostError(`${host} did not finish within ${timeoutMs / 1000} s; it was stopped`, 'ERR_HOST_TIMEOUT')
+  if (run.code === 0) return run.stdout
+  const status = run.code === null || run.code === undefined ? `signal ${run.signal ?? 'unknown'}` : `exit ${run.code}`
+  const words = lastWords(run.stdout, run.stderr)
+  throw new HostError(`${host} failed (${status})${words === '' ? '' : `: ${words}`}`, 'ERR_HOST_FAILED')
 }
