@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { BACKEND_ENV_VAR } from '../lib/internal/limits.js'
 import {
   BackendError,
   DEFAULT_BACKEND,
@@ -46,6 +47,8 @@ describe('a caller of the original relay', () => {
     const native = await import('../binding.js')
     const written = { DEFAULT_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_BACKEND, DEFAULT_SANDBOX, MAX_RELAY_DEPTH, MAX_CONTEXT_FILE_BYTES, MAX_DIFF_BYTES, MAX_PROMPT_BYTES, MAX_OUTPUT_BYTES }
     expect(written).toEqual(Object.fromEntries(Object.keys(written).map((name) => [name, native[name as keyof typeof native]])))
+    // And the one the CLI reads, written out in the same module.
+    expect(BACKEND_ENV_VAR).toBe(native.BACKEND_ENV_VAR)
   })
 
   it('sees the same constants', () => {

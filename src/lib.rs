@@ -37,6 +37,8 @@ pub const DEFAULT_BACKEND: &str = limits::DEFAULT_BACKEND;
 #[napi]
 pub const DEFAULT_SANDBOX: &str = limits::DEFAULT_SANDBOX;
 #[napi]
+pub const BACKEND_ENV_VAR: &str = limits::BACKEND_ENV_VAR;
+#[napi]
 pub const MAX_RELAY_DEPTH: u32 = limits::MAX_RELAY_DEPTH;
 #[napi]
 pub const MAX_CONTEXT_FILE_BYTES: u32 = limits::MAX_CONTEXT_FILE_BYTES as u32;
@@ -178,6 +180,17 @@ pub fn check_backends() -> InstalledBackends {
         opencode: found("opencode"),
         antigravity: found("antigravity"),
     }
+}
+
+/// Every environment variable a friend or the relay reads, each once
+/// (`relay_core::backends::builtin::friend_environment`): what `install` tells a host to pass
+/// the MCP server.
+#[napi]
+pub fn friend_environment() -> Vec<String> {
+    relay_core::backends::builtin::friend_environment()
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// `text` with the secrets the relay recognises masked (`crates/core/src/secrets.rs`, the one

@@ -8,14 +8,16 @@ import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' }
 import type { FoundEntry, HostAdapter } from './host-adapter.js'
 import { HostError } from './host-error.js'
 import { commandAndArgs, envValue, homeOf, objectAt, parseTomlText, type Place, readText, readToml, sameValue, writeTextAtomically } from './host-config.js'
-import { FRIEND_ENV_NAMES, SERVER_NAME, TOOL_TIMEOUT_MS, type McpEntry } from './mcp-entry.js'
+import { friendEnvNames, SERVER_NAME, TOOL_TIMEOUT_MS, type McpEntry } from './mcp-entry.js'
 import { printable } from './printable.js'
 
 // smol-toml's require() gets its CommonJS build (its "require" export); its typings are ESM only.
 const { stringify } = require('smol-toml') as typeof SmolToml
 
 /** What install adds to codex's table after `codex mcp add`. */
-const ADDED_KEYS = { tool_timeout_sec: TOOL_TIMEOUT_MS / 1000, env_vars: [...FRIEND_ENV_NAMES] }
+function addedKeys(): Record<string, unknown> {
+  return { tool_timeout_sec: TOOL_TIMEOUT_MS / 1000, env_vars: friendEnvNames() }
+}
 
 /** The table's header line, as codex writes it (or with the name quoted). */
 const TABLE_HEADER = new RegExp(`^[ \\t]*\\[[ \\t]*mcp_servers[ \\t]*\\.[ \\t]*(?:${SERVER_NAME}|"${SERVER_NAME}"|'${SERVER_NAME}')[ \\t]*\\][ \\t]*(?:#.*)?$`, 'm')
@@ -29,7 +31,7 @@ function tableOf(config: Record<string, unknown> | undefined): Record<string, un
 }
 
 /**
- * `text` with ADDED_KEYS written at the end of our table: only the keys the table lacks;
+ * `text` with addedKeys() written at the end of our table: only the keys the table lacks;
  * one it holds with another value is an error, not a guess.
  */
 function withAddedKeys(text: string, path: string): string {
@@ -37,7 +39,7 @@ function withAddedKeys(text: string, path: string): string {
   const header = TABLE_HEADER.exec(text)
   if (table === undefined || header === null) throw new HostError(`codex mcp add left no [mcp_servers.${SERVER_NAME}] table in ${printable(path)}`, 'ERR_HOST_CONFIG')
   const missing: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(ADDED_KEYS)) {
+  for (const [key, value] of Object.entries(addedKeys())) {
     if (!Object.hasOwn(table, key)) missing[key] = value
     else if (!sameValue(table[key], value)) throw new HostError(`${printable(path)}: [mcp_servers.${SERVER_NAME}] already has another ${key}`, 'ERR_HOST_CONFIG', `Remove it by hand (or run phone-a-friend uninstall codex), then install again`)
   }
@@ -64,7 +66,7 @@ export const codex: HostAdapter = {
     const stored = tableOf(readToml(path))
     return stored === undefined ? undefined : { scope, path, stored, ...commandAndArgs(stored) }
   },
-  wanted: ({ command, args }: McpEntry) => ({ command, args, ...ADDED_KEYS }),
+  wanted: ({ command, args }: McpEntry) => ({ command, args, ...addedKeys() }),
   same(stored, wanted) {
     // codex may write keys of its own (`enabled`, …): ours must be there, as wanted.
     return Object.entries(wanted).every(([key, value]) => sameValue(stored[key], value)) && stored.enabled !== false
@@ -76,7 +78,7 @@ export const codex: HostAdapter = {
       {
         kind: 'edit',
         path,
-        change: `set [mcp_servers.${SERVER_NAME}] ${stringify(ADDED_KEYS).trim().split('\n').join(', ')}`,
+        change: `set [mcp_servers.${SERVER_NAME}] ${stringify(addedKeys()).trim().split('\n').join(', ')}`,
         apply: () => {
           const text = readText(path) ?? ''
           const edited = withAddedKeys(text, path)

@@ -5,14 +5,17 @@
 import { resolve } from 'node:path'
 import type { FoundEntry, HostAdapter } from './host-adapter.js'
 import { commandAndArgs, envValue, homeOf, objectAt, type Place, readJsonc, sameValue } from './host-config.js'
-import { GEMINI_WITHHELD_NAMES, SERVER_NAME, TOOL_TIMEOUT_MS, type McpEntry } from './mcp-entry.js'
+import { geminiWithheldNames, SERVER_NAME, TOOL_TIMEOUT_MS, type McpEntry } from './mcp-entry.js'
 
 function settingsPath(scope: string, place: Place): string {
   const root = scope === 'user' ? (envValue(place, 'GEMINI_CLI_HOME') ?? homeOf(place)) : place.cwd
   return resolve(root, '.gemini', 'settings.json')
 }
 
-const ENV_REFERENCES = Object.fromEntries(GEMINI_WITHHELD_NAMES.map((name) => [name, `$${name}`]))
+/** The withheld variables, each as a reference to itself (`"NAME": "$NAME"`). */
+function envReferences(): Record<string, string> {
+  return Object.fromEntries(geminiWithheldNames().map((name) => [name, `$${name}`]))
+}
 
 export const gemini: HostAdapter = {
   name: 'gemini',
@@ -28,7 +31,7 @@ export const gemini: HostAdapter = {
     const stored = objectAt(objectAt(readJsonc(path), 'mcpServers'), SERVER_NAME)
     return stored === undefined ? undefined : { scope, path, stored, ...commandAndArgs(stored) }
   },
-  wanted: ({ command, args }: McpEntry) => ({ command, args, env: ENV_REFERENCES, timeout: TOOL_TIMEOUT_MS }),
+  wanted: ({ command, args }: McpEntry) => ({ command, args, env: envReferences(), timeout: TOOL_TIMEOUT_MS }),
   // Keys of the user's own (`trust`, `includeTools`) stay: ours must be there, as wanted.
   same: (stored, wanted) => Object.entries(wanted).every(([key, value]) => sameValue(stored[key], value)),
   installSteps: (scope, entry) => [
@@ -36,7 +39,7 @@ export const gemini: HostAdapter = {
       kind: 'run',
       program: 'gemini',
       // `--` goes after the command: before it, gemini fails (docs/HOSTS.md).
-      args: ['mcp', 'add', '-s', scope, '--timeout', String(TOOL_TIMEOUT_MS), ...Object.entries(ENV_REFERENCES).flatMap(([name, value]) => ['-e', `${name}=${value}`]), SERVER_NAME, entry.command, '--', ...entry.args],
+      args: ['mcp', 'add', '-s', scope, '--timeout', String(TOOL_TIMEOUT_MS), ...Object.entries(envReferences()).flatMap(([name, value]) => ['-e', `${name}=${value}`]), SERVER_NAME, entry.command, '--', ...entry.args],
     },
   ],
   uninstallSteps: (scope) => [{ kind: 'run', program: 'gemini', args: ['mcp', 'remove', '-s', scope, SERVER_NAME] }],

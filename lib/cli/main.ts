@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { RelayAllOptions, RelayDetails, RelayOptions, ReviewRelayOptions, SandboxMode } from '../index.js'
 import { RelayError } from '../internal/errors.js'
-import { DEFAULT_IDLE_TIMEOUT_SECONDS, MAX_PROMPT_BYTES } from '../internal/limits.js'
+import { BACKEND_ENV_VAR, DEFAULT_IDLE_TIMEOUT_SECONDS, MAX_PROMPT_BYTES } from '../internal/limits.js'
 import { AnswerPrinter } from './answer-printer.js'
 import { Lifetime } from './lifetime.js'
 import { printable, printableJson, printableLines, stdoutText } from './printable.js'
@@ -268,7 +268,7 @@ async function buildRequest(flags: Flags, signal: AbortSignal): Promise<Request>
   const idle = idleTimeoutSeconds(flags, DEFAULT_IDLE_TIMEOUT_SECONDS)
   const promptBytes = maxPromptBytes(flags)
   const schema = await schemaOf(flags)
-  const backend = flags.to ?? envFlag('PHONE_A_FRIEND_BACKEND')
+  const backend = flags.to ?? envFlag(BACKEND_ENV_VAR)
   const backends = severalBackends(backend, review)
   if (backends !== undefined && flags.fallback !== undefined) throw new UsageError('several --to backends take no --fallback: each of them is asked already')
   const prompt = flags.prompt === '-' ? await readStdin(signal) : flags.prompt

@@ -12,36 +12,23 @@ export const SERVER_NAME = 'phone-a-friend'
 export const TOOL_TIMEOUT_MS = 900_000
 
 /**
- * The variables the friends and the server read (docs/BACKENDS.md, docs/CONTRACT.md §12, §14):
- * sign-in keys, config homes, Ollama's host and model, the session store and the depth guard.
- * codex passes an MCP server none of them unless named (docs/HOSTS.md).
+ * The variables the friends and the server read: sign-in keys, config homes, Ollama's host and
+ * model, the session store, the depth guard and the default backend, from the core's table of
+ * backends (`friendEnvironment`, the one list). codex passes an MCP server none of them unless
+ * named (docs/HOSTS.md).
  */
-export const FRIEND_ENV_NAMES = [
-  'OPENAI_API_KEY',
-  'CODEX_API_KEY',
-  'CODEX_ACCESS_TOKEN',
-  'CODEX_HOME',
-  'ANTHROPIC_API_KEY',
-  'GEMINI_API_KEY',
-  'GOOGLE_API_KEY',
-  'GOOGLE_CLOUD_PROJECT',
-  'GOOGLE_CLOUD_LOCATION',
-  'GOOGLE_GENAI_USE_GCA',
-  'GOOGLE_GENAI_USE_VERTEXAI',
-  'GEMINI_CLI_HOME',
-  'OLLAMA_HOST',
-  'OLLAMA_MODEL',
-  'XDG_CONFIG_HOME',
-  'XDG_DATA_HOME',
-  'PHONE_A_FRIEND_HOME',
-  'PHONE_A_FRIEND_DEPTH',
-] as const
+export function friendEnvNames(): string[] {
+  const core = require('../internal/core.js') as typeof import('../internal/core.js')
+  return core.native.binding.friendEnvironment()
+}
 
 /**
- * Those of FRIEND_ENV_NAMES that gemini withholds from an MCP server (a name holding KEY, TOKEN,
+ * Those of friendEnvNames() that gemini withholds from an MCP server (a name holding KEY, TOKEN,
  * SECRET, AUTH or CERT, docs/HOSTS.md): put back by reference, `"NAME": "$NAME"`, never a value.
  */
-export const GEMINI_WITHHELD_NAMES = FRIEND_ENV_NAMES.filter((name) => /KEY|TOKEN|SECRET|AUTH|CERT/.test(name))
+export function geminiWithheldNames(): string[] {
+  return friendEnvNames().filter((name) => /KEY|TOKEN|SECRET|AUTH|CERT/.test(name))
+}
 
 /** How the server is started: `installed` runs this copy of the package, `npx` fetches it. */
 export interface McpEntry {

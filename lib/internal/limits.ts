@@ -14,3 +14,5 @@ export const MAX_CONTEXT_FILE_BYTES: number = 200_000
 export const MAX_DIFF_BYTES: number = 300_000
 export const MAX_PROMPT_BYTES: number = 500_000
 export const MAX_OUTPUT_BYTES: number = 8_388_608
+/** The environment variable that chooses the backend of a call naming none (the CLI, the MCP server). */
+export const BACKEND_ENV_VAR: string = 'PHONE_A_FRIEND_BACKEND'

@@ -20,6 +20,11 @@ pub const MAX_MESSAGE_BYTES: usize = 4_096;
 
 /// The environment variable that counts nested relays.
 pub const DEPTH_ENV_VAR: &str = "PHONE_A_FRIEND_DEPTH";
+/// The environment variable that names the session store's folder (docs/CONTRACT.md §12).
+pub const STORE_HOME_ENV_VAR: &str = "PHONE_A_FRIEND_HOME";
+/// The environment variable that chooses the backend a call naming none asks, for the CLI and
+/// the MCP server (docs/MCP.md, "The default friend").
+pub const BACKEND_ENV_VAR: &str = "PHONE_A_FRIEND_BACKEND";
 
 /// The three sandbox modes every built-in backend accepts.
 pub const SANDBOX_MODES: [&str; 3] = ["read-only", "workspace-write", "danger-full-access"];

@@ -47,6 +47,10 @@ pub struct Builtin {
     /// How its own agent names itself to an MCP server (`clientInfo.name`, a prefix), as the real
     /// hosts sent it (docs/MCP.md, "The default friend"); empty for a backend that is no MCP client.
     pub mcp_client_names: &'static [&'static str],
+    /// The environment variables its CLI, or the relay for it, reads: sign-in keys, config
+    /// homes, its server's address. A host that starts the MCP server with only the variables it
+    /// is told of (codex's `env_vars`) is told these ([`friend_environment`]).
+    pub environment: &'static [&'static str],
 }
 
 impl Builtin {
@@ -75,6 +79,12 @@ pub const CODEX: Builtin = Builtin {
     documented_version: None,
     maker: "OpenAI",
     mcp_client_names: &["codex-mcp-client"],
+    environment: &[
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "CODEX_ACCESS_TOKEN",
+        "CODEX_HOME",
+    ],
 };
 
 pub const GEMINI: Builtin = Builtin {
@@ -90,6 +100,15 @@ pub const GEMINI: Builtin = Builtin {
     documented_version: None,
     maker: "Google",
     mcp_client_names: &["gemini-cli-mcp-client"],
+    environment: &[
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_GCA",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GEMINI_CLI_HOME",
+    ],
 };
 
 pub const CLAUDE: Builtin = Builtin {
@@ -105,6 +124,7 @@ pub const CLAUDE: Builtin = Builtin {
     documented_version: None,
     maker: "Anthropic",
     mcp_client_names: &["claude-code"],
+    environment: &["ANTHROPIC_API_KEY"],
 };
 
 pub const OPENCODE: Builtin = Builtin {
@@ -120,6 +140,7 @@ pub const OPENCODE: Builtin = Builtin {
     documented_version: None,
     maker: "opencode",
     mcp_client_names: &["opencode"],
+    environment: &["XDG_CONFIG_HOME", "XDG_DATA_HOME"],
 };
 
 pub const OLLAMA: Builtin = Builtin {
@@ -135,6 +156,7 @@ pub const OLLAMA: Builtin = Builtin {
     documented_version: None,
     maker: "Ollama",
     mcp_client_names: &[],
+    environment: &["OLLAMA_HOST", "OLLAMA_MODEL"],
 };
 
 /// Google's Antigravity CLI: built from its documentation and upstream's code, never run here
@@ -153,10 +175,36 @@ pub const ANTIGRAVITY: Builtin = Builtin {
     documented_version: Some("1.1.23"),
     maker: "Google",
     mcp_client_names: &[],
+    environment: &[],
 };
 
 /// Every built-in backend, in the order the documentation and `doctor` name them.
 pub const BUILTINS: [&Builtin; 6] = [&CODEX, &GEMINI, &CLAUDE, &OPENCODE, &ANTIGRAVITY, &OLLAMA];
+
+/// The environment variables the relay itself reads: the session store's folder, the depth
+/// guard, the MCP server's default friend.
+pub const RELAY_ENVIRONMENT: [&str; 3] = [
+    crate::limits::STORE_HOME_ENV_VAR,
+    crate::limits::DEPTH_ENV_VAR,
+    crate::limits::BACKEND_ENV_VAR,
+];
+
+/// Every variable a friend or the relay reads (each backend's [`Builtin::environment`], then
+/// [`RELAY_ENVIRONMENT`]), each once, in the table's order: what the CLI's `install` tells a
+/// host to pass the MCP server (docs/HOSTS.md).
+pub fn friend_environment() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    let all = BUILTINS
+        .iter()
+        .flat_map(|backend| backend.environment.iter().copied())
+        .chain(RELAY_ENVIRONMENT);
+    for name in all {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
 
 /// The names of `backends` in a sentence: `a, b and c` (`conjunction` = "and").
 pub fn listed<'a>(backends: impl IntoIterator<Item = &'a Builtin>, conjunction: &str) -> String {
@@ -195,6 +243,30 @@ pub fn backend_option_description() -> String {
 mod tests {
     use super::*;
     use crate::backends::builtins;
+
+    #[test]
+    fn the_friend_environment_is_every_backends_then_the_relays_each_once() {
+        let names = friend_environment();
+        for backend in BUILTINS {
+            for name in backend.environment {
+                assert!(names.contains(name), "{} reads {name}", backend.name);
+            }
+        }
+        assert!(names.ends_with(&RELAY_ENVIRONMENT), "{names:?}");
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        // The doctor's sign-in variables and the default model's are among them.
+        for name in [
+            "CODEX_API_KEY",
+            "GEMINI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OLLAMA_MODEL",
+        ] {
+            assert!(names.contains(&name), "{name}");
+        }
+    }
 
     #[test]
     fn the_registry_holds_exactly_the_table_with_its_sandboxes() {

@@ -5,18 +5,15 @@
 
 use crate::backends::builtin::{self, Builtin};
 use crate::env::{self, Env};
-use crate::limits::DEFAULT_BACKEND;
+use crate::limits::{BACKEND_ENV_VAR, DEFAULT_BACKEND};
 use crate::subprocess::find_executable;
-
-/// What the server's environment may set to choose the default itself, as for the CLI.
-pub const DEFAULT_BACKEND_VARIABLE: &str = "PHONE_A_FRIEND_BACKEND";
 
 /// The backend a call from `client` (its `clientInfo.name`) asks when it names none:
 /// `PHONE_A_FRIEND_BACKEND` when the server's environment sets it; for the agent of a built-in
 /// backend, the first backend of another maker whose CLI is on the `PATH` (the default backend
 /// first), or the first of them when none is; else the default backend.
 pub fn default_friend(client: Option<&str>, env: &Env) -> String {
-    if let Some(chosen) = env::var(env, DEFAULT_BACKEND_VARIABLE).filter(|name| !name.is_empty()) {
+    if let Some(chosen) = env::var(env, BACKEND_ENV_VAR).filter(|name| !name.is_empty()) {
         return chosen.to_string();
     }
     let Some(caller) = client.and_then(caller_backend) else {
@@ -94,10 +91,10 @@ mod tests {
         let (_all, mut env) = path_with(&["codex", "gemini"]);
         assert_eq!(default_friend(None, &env), DEFAULT_BACKEND);
         assert_eq!(default_friend(Some("some-ide"), &env), DEFAULT_BACKEND);
-        env.insert(DEFAULT_BACKEND_VARIABLE.into(), "ollama".into());
+        env.insert(BACKEND_ENV_VAR.into(), "ollama".into());
         assert_eq!(default_friend(Some("codex-mcp-client"), &env), "ollama");
         assert_eq!(default_friend(None, &env), "ollama");
-        env.insert(DEFAULT_BACKEND_VARIABLE.into(), String::new());
+        env.insert(BACKEND_ENV_VAR.into(), String::new());
         assert_eq!(default_friend(Some("codex-mcp-client"), &env), "gemini");
     }
 }

@@ -139,7 +139,7 @@ fn non_empty<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
 
 impl Store {
     pub fn from_env(env: &Env) -> Result<Store, StoreError> {
-        let folder = if let Some(home) = non_empty(env, "PHONE_A_FRIEND_HOME") {
+        let folder = if let Some(home) = non_empty(env, crate::limits::STORE_HOME_ENV_VAR) {
             PathBuf::from(home)
         } else if let Some(config) = non_empty(env, "XDG_CONFIG_HOME") {
             Path::new(config).join("phone-a-friend")
