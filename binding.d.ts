@@ -69,6 +69,8 @@ export declare class RelayScope {
   relayAll(request: RelayRequest, backends: Array<string>, caller: NativeCaller): NativeCall | NativeFailure
 }
 
+export declare const BACKEND_ENV_VAR: string
+
 /** What the trampoline receives: the method and the options it passes on. */
 export interface BackendCall {
   /** The registered backend's name: the caller runs its trampoline. */
@@ -230,6 +232,13 @@ export type DryRunKind = 'command' | 'http' | 'run' | 'review'
 export type FailureKind = 'relay' | 'thrown' | 'aborted'
 
 /**
+ * Every environment variable a friend or the relay reads, each once
+ * (`relay_core::backends::builtin::friend_environment`): what `install` tells a host to pass
+ * the MCP server.
+ */
+export declare function friendEnvironment(): Array<string>
+
+/**
  * Synchronous, as in the original: `git diff <base>...HEAD --`, trimmed; git is given
  * `timeout_seconds` (default 30), after which it is `ERR_GIT_DIFF`.
  */
@@ -388,12 +397,37 @@ export interface NativeFailure {
   handle?: number
 }
 
+/** A program to run, stdin empty. */
+export interface NativeProgram {
+  /** As `programCommandLine` gives it: the program, then its leading arguments. */
+  command: Array<string>
+  args: Array<string>
+  cwd: string
+  /** Its whole environment, entries as `NativeCaller.env`'s; absent: this process's. */
+  env?: string
+  timeoutMs: number
+  /** Bytes kept of stdout and of stderr each; the rest is counted and dropped. */
+  outputLimit: number
+}
+
+/** How a program ran. */
+export interface NativeProgramRun {
+  /** Its exit code; null when a signal ended it or it was stopped. */
+  code?: number
+  /** The signal that ended it, if one did. */
+  signal?: number
+  /** What it printed, trimmed, at most `outputLimit` bytes each. */
+  stdout: string
+  stderr: string
+  /** It ran past its time-out: it and every process it started were stopped. */
+  timedOut: boolean
+}
+
 /** A call's status, for `onProgress`. */
 export interface NativeProgress {
   /** The backend at work; absent while the call is prepared. */
   backend?: string
-  /** `preparing`, `starting`, `thinking`, `tool` or `writing`. */
-  phase: string
+  phase: ProgressPhase
   /** The tool it runs, in the `tool` phase. */
   tool?: string
   answerBytes: number
@@ -452,6 +486,12 @@ export declare function parseVerdict(text: string): string | NativeFailure
  */
 export declare function programCommandLine(name: string, env?: string | undefined | null): Array<string> | null
 
+/**
+ * What a call is doing (docs/CONTRACT.md §10a): the core's one list (`relay_core::activity::Phase`),
+ * which napi renders in binding.d.ts (the wrapper's `RelayProgress.phase`).
+ */
+export type ProgressPhase = 'preparing' | 'starting' | 'thinking' | 'tool' | 'writing'
+
 export declare function pruneSessions(scope: RelayScope, olderThanDays: number, caller: NativeCaller): Promise<string[] | NativeFailure>
 
 /** A relay error's stable code (docs/CONTRACT.md §7). */
@@ -465,6 +505,12 @@ export type RelayErrorReason = 'auth' | 'quota' | 'rate-limit' | 'network' | 'mo
 
 /** How a JS backend continues a conversation (docs/CONTRACT.md §12). */
 export type ResumeStrategyName = 'native-session' | 'transcript-replay' | 'unsupported'
+
+/**
+ * Runs `program` to its end or its time-out. Rejects, with the OS's words, when it cannot be
+ * started.
+ */
+export declare function runProgram(scope: RelayScope, program: NativeProgram): Promise<NativeProgramRun>
 
 /**
  * Serves MCP on fd 0 and 1 until stdin closes. From then on nothing else in the process can

@@ -19,7 +19,7 @@ use crate::failure::{NativeFailure, RelayErrorReason};
 use crate::js_backend::{BackendCall, Invoker};
 use crate::relay_all::NativeBackendOutcome;
 use crate::usage::NativeUsage;
-use relay_core::activity::{Activity, Status, Watcher};
+use relay_core::activity::{Activity, Phase, Status, Watcher};
 use relay_core::backend::CallLink;
 use relay_core::errors::RelayFailure;
 use relay_core::registry::Registry;
@@ -81,13 +81,35 @@ pub struct CallStep {
     pub progress: Option<NativeProgress>,
 }
 
+/// What a call is doing (docs/CONTRACT.md §10a): the core's one list (`relay_core::activity::Phase`),
+/// which napi renders in binding.d.ts (the wrapper's `RelayProgress.phase`).
+#[napi(string_enum = "lowercase")]
+pub enum ProgressPhase {
+    Preparing,
+    Starting,
+    Thinking,
+    Tool,
+    Writing,
+}
+
+impl From<Phase> for ProgressPhase {
+    fn from(phase: Phase) -> Self {
+        match phase {
+            Phase::Preparing => ProgressPhase::Preparing,
+            Phase::Starting => ProgressPhase::Starting,
+            Phase::Thinking => ProgressPhase::Thinking,
+            Phase::Tool => ProgressPhase::Tool,
+            Phase::Writing => ProgressPhase::Writing,
+        }
+    }
+}
+
 /// A call's status, for `onProgress`.
 #[napi(object, object_from_js = false)]
 pub struct NativeProgress {
     /// The backend at work; absent while the call is prepared.
     pub backend: Option<String>,
-    /// `preparing`, `starting`, `thinking`, `tool` or `writing`.
-    pub phase: String,
+    pub phase: ProgressPhase,
     /// The tool it runs, in the `tool` phase.
     pub tool: Option<String>,
     pub answer_bytes: f64,
@@ -129,7 +151,7 @@ impl CallStep {
         let progress = NativeProgress {
             message: status.describe(),
             backend: status.backend,
-            phase: status.phase.as_str().to_string(),
+            phase: status.phase.into(),
             tool: status.tool,
             answer_bytes: status.answer_bytes as f64,
             elapsed_ms: status.elapsed.as_millis() as f64,

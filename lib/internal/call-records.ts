@@ -1,3 +1,5 @@
+import type { ProgressPhase } from '../../binding.js'
+
 /**
  * What a waiting caller hears of a relay (`onProgress`, docs/CONTRACT.md §10a): on each change
  * of phase, and the same again every second without one. Made from what the backend itself
@@ -8,9 +10,10 @@ export type RelayProgress = {
   backend: string | null
   /**
    * `preparing` (checks, context, diff), `starting` (the backend said nothing yet), `thinking`
-   * (the model at work), `tool` (running `tool`), `writing` (the answer's text is coming).
+   * (the model at work), `tool` (running `tool`), `writing` (the answer's text is coming): the
+   * core's one list, as napi renders it in binding.d.ts.
    */
-  phase: 'preparing' | 'starting' | 'thinking' | 'tool' | 'writing'
+  phase: ProgressPhase
   /** The tool the backend runs, in the `tool` phase, by the name the backend gives it. */
   tool: string | null
   /** Bytes of the answer's text so far. */

@@ -49,7 +49,7 @@ function openCall({ signal, onWarning, onProgress, warnings }: CallOptions): Ope
 function report(record: CallRecord, progress: NativeProgress): void {
   const { backend, phase, tool, answerBytes, elapsedMs, message } = progress
   try {
-    record.onProgress?.({ backend: backend ?? null, phase: phase as RelayProgress['phase'], tool: tool ?? null, answerBytes, elapsedMs, message })
+    record.onProgress?.({ backend: backend ?? null, phase, tool: tool ?? null, answerBytes, elapsedMs, message })
   } catch {
     // A caller's callback that throws must not take the relay down with it.
   }
