@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { _resetRegistry, doctor, relay, reviewRelay } from '@phone-a-friend/relay'
+import { _resetRegistry, doctor, registerBackend, relay, relayDetailed, reviewRelay } from '@phone-a-friend/relay'
 import { isAlive } from './support/processes.js'
 import { TempRepo } from './support/git-repo.js'
 import { skipWithoutSubreaper } from './support/platform.js'
@@ -153,6 +153,18 @@ describe.skipIf(noSubreaper)('antigravity (a fake agy, as documented)', () => {
   it('refuses an envelope over one argument\'s bound with ERR_TOO_LARGE before agy runs', async () => {
     const call = relay({ prompt: 'p', repoPath: repo.path, backend: 'antigravity', contextText: 'x'.repeat(131_000) })
     await expect(call).rejects.toMatchObject({ code: 'ERR_TOO_LARGE', message: expect.stringContaining('max 130000 bytes): agy takes its prompt as one argument') })
+    expect(ran()).toBe(false)
+  })
+
+  it('with a fallback, that refusal asks the next backend (nothing was spent), and says so', async () => {
+    const prompts: string[] = []
+    registerBackend({ name: 'roomy', allowedSandboxes: ['read-only'], run: async ({ prompt }) => (prompts.push(prompt), 'from roomy') })
+    const warnings: string[] = []
+    const details = await relayDetailed({ prompt: 'p', repoPath: repo.path, backend: 'antigravity', fallback: ['roomy'], contextText: 'x'.repeat(131_000), onWarning: (w) => warnings.push(w) })
+    expect(details).toMatchObject({ answer: 'from roomy', backend: 'roomy' })
+    expect(details.attempts).toEqual([{ backend: 'antigravity', reason: 'output', code: 'ERR_TOO_LARGE', message: expect.stringContaining('agy takes its prompt as one argument') }])
+    expect(warnings).toEqual([expect.stringMatching(/^\[phone-a-friend\] fallback: antigravity cannot answer now \(output\): Relay prompt is too large for antigravity .*; asking roomy$/)])
+    expect(prompts[0]).toContain('x'.repeat(131_000))
     expect(ran()).toBe(false)
   })
 

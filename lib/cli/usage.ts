@@ -20,7 +20,8 @@ const RELAY_OPTIONS = `Relay options:
                            The envelope's budget, below its 500,000-byte limit: the context and
                            diff are fitted to it (with --no-fit, a larger envelope is refused)
       --fallback <b,c>     Ask these next, in order, when the backend cannot answer now (auth,
-                           quota, rate limit, network, stalled, not installed)
+                           quota, rate limit, network, stalled, not installed) or cannot be
+                           given an envelope this large
       --timeout <s>        Seconds the whole call may take: a number like 30 or 2.5
                                                         (env PHONE_A_FRIEND_TIMEOUT, default 600)
       --idle-timeout <s>   Stop a backend that makes no progress (no output) for this long:

@@ -75,6 +75,15 @@ pub fn reason_of_error(err: &RelayError) -> Option<Reason> {
     Some(reason_of(kind, &words))
 }
 
+/// Why another backend should be asked instead of `err`'s (`fallback`, docs/CONTRACT.md §8a): a
+/// reason that means it cannot answer now ([`Reason::is_unavailable_now`]), or a prompt larger
+/// than it can be given, refused before it ran (antigravity's one argument): nothing was spent.
+pub fn reason_to_ask_another(err: &RelayError) -> Option<Reason> {
+    let (kind, words) = err.backend_failure()?;
+    let reason = reason_of(kind, &words);
+    (reason.is_unavailable_now() || kind == BackendFailureKind::PromptTooLarge).then_some(reason)
+}
+
 /// Seconds `err`'s backend said to wait before asking again, when it said.
 pub fn retry_after_of_error(err: &RelayError) -> Option<f64> {
     retry_after_seconds(&err.backend_failure()?.1)
@@ -251,6 +260,39 @@ mod tests {
 
     fn failed(words: &str) -> &'static str {
         reason_of(BackendFailureKind::Failed, words).as_str()
+    }
+
+    fn backend_error(kind: BackendFailureKind, message: &str) -> RelayError {
+        RelayError::Backend {
+            kind,
+            backend: "first".into(),
+            message: message.into(),
+            cause: None,
+            output: None,
+            partial: None,
+        }
+    }
+
+    #[test]
+    fn another_is_asked_when_this_one_cannot_answer_now_or_cannot_be_given_the_prompt() {
+        let ask = |kind, message| reason_to_ask_another(&backend_error(kind, message));
+        use BackendFailureKind::*;
+        assert_eq!(
+            ask(Failed, "429 Too Many Requests"),
+            Some(Reason::RateLimit)
+        );
+        assert_eq!(ask(Stalled, "no output"), Some(Reason::Stalled));
+        // Refused before it ran: nothing was spent, another may take it.
+        assert_eq!(
+            ask(PromptTooLarge, "Relay prompt is too large for antigravity"),
+            Some(Reason::Output)
+        );
+        // It ran and answered too much or nothing, crashed, or the call's time ran out.
+        assert_eq!(ask(OutputTooLarge, "Backend output is too large"), None);
+        assert_eq!(ask(NoOutput, "completed without producing output"), None);
+        assert_eq!(ask(Failed, "segfault in the model runner"), None);
+        assert_eq!(ask(Timeout, "timed out"), None);
+        assert_eq!(reason_to_ask_another(&RelayError::ContextConflict), None);
     }
 
     #[test]

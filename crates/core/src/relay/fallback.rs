@@ -1,8 +1,8 @@
 //! Asking the next friend (`fallback`, docs/CONTRACT.md §8a): when the backend fails for a reason
 //! that means it cannot answer now (`auth`, `quota`, `rate-limit`, `network`, `stalled`,
-//! `not-installed`), the next backend named is asked, with the same envelope, sandbox rules,
-//! deadline and signal; never after an answer (a streamed start of one included), a schema
-//! mismatch or an abort.
+//! `not-installed`), or refused an envelope too large for it before running, the next backend
+//! named is asked, with the same envelope, sandbox rules, deadline and signal; never after an
+//! answer (a streamed start of one included), a schema mismatch or an abort.
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use super::call::Warn;
 use super::settle::run_backend;
 use crate::backend::{Backend, RunRequest};
 use crate::errors::{RelayError, RelayFailure};
-use crate::failure_reason::reason_of_error;
+use crate::failure_reason::reason_to_ask_another;
 use crate::registry::Registry;
 use crate::sessions::{Pending, ResumeStrategy, SessionTurn};
 
@@ -91,7 +91,7 @@ pub(super) async fn run_with_fallback(
                 moved,
             });
         };
-        let reason = reason_of_error(err).filter(|reason| reason.is_unavailable_now());
+        let reason = reason_to_ask_another(err);
         let (Some(reason), false, Ok(())) = (reason, chunks.has_sent(), deadline.check()) else {
             return Err(result.err().unwrap_or(RelayFailure::Aborted));
         };
