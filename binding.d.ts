@@ -595,9 +595,10 @@ export interface RelayRequest {
   /**
    * Backends to ask next, in order, when the backend fails for a reason that means it cannot
    * answer now (`auth`, `quota`, `rate-limit`, `network`, `stalled`, `not-installed`:
-   * docs/ERRORS.md): the same envelope, sandbox and deadline; never after an answer, a schema
-   * mismatch or an abort (docs/CONTRACT.md §8a). Each is checked with the backend (check 4).
-   * Not with a session.
+   * docs/ERRORS.md) or refused an envelope too large for it before running: the same
+   * envelope, sandbox and deadline; never after an answer, a schema mismatch or an abort
+   * (docs/CONTRACT.md §8a). Each is checked with the backend (check 4). With a session, the
+   * label moves to the backend that answered, which begins its own conversation.
    */
   fallback?: Array<string>
   /**

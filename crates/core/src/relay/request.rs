@@ -96,9 +96,10 @@ pub struct RelayRequest {
     pub schema: Option<String>,
     /// Backends to ask next, in order, when the backend fails for a reason that means it cannot
     /// answer now (`auth`, `quota`, `rate-limit`, `network`, `stalled`, `not-installed`:
-    /// docs/ERRORS.md): the same envelope, sandbox and deadline; never after an answer, a schema
-    /// mismatch or an abort (docs/CONTRACT.md §8a). Each is checked with the backend (check 4).
-    /// Not with a session.
+    /// docs/ERRORS.md) or refused an envelope too large for it before running: the same
+    /// envelope, sandbox and deadline; never after an answer, a schema mismatch or an abort
+    /// (docs/CONTRACT.md §8a). Each is checked with the backend (check 4). With a session, the
+    /// label moves to the backend that answered, which begins its own conversation.
     pub fallback: Option<Vec<String>>,
     /// A label of yours for a conversation with this backend in this repository
     /// (docs/CONTRACT.md §12): the first call starts it, later calls continue it (the backend's
