@@ -1,7 +1,7 @@
 //! `runProgram()`: a program that is not a backend (a host CLI's `mcp add`, for the CLI's
 //! `install`), run by the core's one process runner, supervised as a backend is: past its
 //! time-out, on the scope's end or when the host dies, it and everything it started are stopped
-//! (docs/GUARANTEES.md, "Processes").
+//! (docs/GUARANTEES.md, "Nothing outlives its relay").
 
 use std::time::Duration;
 

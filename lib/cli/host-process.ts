@@ -43,7 +43,7 @@ export function commandLine(program: string, env: NodeJS.ProcessEnv): string[] |
 
 /**
  * A command read from a host's config, as shown: each part through the core's secret masking
- * (docs/GUARANTEES.md, "Secrets"), since a hand-edited entry may carry a token in its arguments.
+ * (docs/GUARANTEES.md, "Secrets are not shown"), since a hand-edited entry may carry a token in its arguments.
  */
 export function shownCommand(parts: string[]): string[] {
   const core = require('../internal/core.js') as typeof import('../internal/core.js')
